@@ -1,0 +1,58 @@
+"""The contract between a provider stack and the cloud-agnostic Kubernetes layer.
+
+Each provider stack ends in one `ClusterHandle`; `components/kubernetes/` consumes
+only this and never imports a cloud SDK.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import pulumi
+
+GPU_NODE_LABEL = "gpuinfra.io/accelerator"
+"""Node label carrying the GPU model (e.g. `A10G`); the GPU DaemonSets select on it."""
+
+
+@dataclass(frozen=True)
+class Taint:
+    key: str
+    value: str
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+GPU_TAINT = Taint(key="nvidia.com/gpu", value="true", effect="NoSchedule")
+"""Keeps pods that do not ask for a GPU off expensive GPU nodes."""
+
+
+@dataclass(frozen=True)
+class BucketRef:
+    name: pulumi.Output[str]
+    region: str
+    endpoint: str
+    """S3-compatible endpoint URL for clients that need one (OSS, COS); AWS's own for S3."""
+    scheme: Literal["s3", "oss", "cosn"]
+
+    @property
+    def uri(self) -> pulumi.Output[str]:
+        return self.name.apply(lambda name: f"{self.scheme}://{name}")
+
+
+@dataclass(frozen=True)
+class ClusterHandle:
+    cloud: str
+    cluster_name: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    """Secret."""
+    gpu_node_labels: Mapping[str, str]
+    """Labels every GPU node carries (includes `GPU_NODE_LABEL`)."""
+    gpu_taint: Taint
+    platform_runs_device_plugin: bool
+    """True where the platform installs the NVIDIA device plugin itself (ACK)."""
+    bucket: BucketRef
+    training_namespace: str
+    training_service_account: str
+    service_account_annotations: Mapping[str, pulumi.Output[str]]
+    """Annotations that give the training ServiceAccount access to the bucket."""

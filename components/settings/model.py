@@ -1,0 +1,86 @@
+"""The validated settings the stacks and components are built from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from components.catalog import GpuInstanceType
+
+CapacityType = Literal["spot", "onDemand"]
+NatGateways = Literal["single", "perAz"]
+
+
+@dataclass(frozen=True)
+class PoolSize:
+    min_nodes: int
+    desired_nodes: int
+    max_nodes: int
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    vpc_cidr: str
+    availability_zone_count: int
+    public_subnet_cidrs: tuple[str, ...]
+    private_subnet_cidrs: tuple[str, ...]
+    nat_gateways: NatGateways
+
+
+@dataclass(frozen=True)
+class AccessSettings:
+    admin_cidrs: tuple[str, ...]
+    allow_public_admin_access: bool
+    api_endpoint_public: bool
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    kubernetes_version: str
+    log_types: tuple[str, ...]
+    log_retention_days: int
+    deletion_protection: bool
+
+
+@dataclass(frozen=True)
+class SystemPoolSettings:
+    instance_type: str
+    size: PoolSize
+
+
+@dataclass(frozen=True)
+class GpuPoolSettings:
+    instance: GpuInstanceType
+    capacity_type: CapacityType
+    size: PoolSize
+    disk_size_gb: int
+
+
+@dataclass(frozen=True)
+class StorageSettings:
+    bucket_name: str | None
+    """None: the provider generates a unique name from the resource name."""
+    protect: bool
+    noncurrent_version_expiration_days: int
+    abort_incomplete_upload_days: int
+
+
+@dataclass(frozen=True)
+class IdentitySettings:
+    namespace: str
+    service_account: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    stack: str
+    cloud: str
+    region: str
+    name_prefix: str
+    cluster: ClusterSettings
+    network: NetworkSettings
+    access: AccessSettings
+    system_pool: SystemPoolSettings
+    gpu_pool: GpuPoolSettings
+    storage: StorageSettings
+    identity: IdentitySettings

@@ -1,0 +1,463 @@
+"""Turn raw config strings into `Settings`, reporting every problem at once.
+
+Raw values are strings exactly as Pulumi hands them to the program (numbers and
+booleans as text, arrays as JSON). Nothing here touches Pulumi's engine, so the
+offline preview and the tests validate exactly what `pulumi up` would.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import json
+import re
+from collections.abc import Mapping
+from typing import cast
+
+from components import catalog
+
+from .errors import Problem, SettingsError
+from .model import (
+    AccessSettings,
+    CapacityType,
+    ClusterSettings,
+    GpuPoolSettings,
+    IdentitySettings,
+    NatGateways,
+    NetworkSettings,
+    PoolSize,
+    Settings,
+    StorageSettings,
+    SystemPoolSettings,
+)
+from .schema import BY_NAME, NAMESPACE
+
+SUPPORTED_CLOUDS = ("aws",)
+MIN_KUBERNETES_MINOR = 31
+"""podFailurePolicy (how training Jobs ignore spot preemptions) is GA from 1.31."""
+
+DEFAULT_SYSTEM_INSTANCE_TYPE = {"aws": "m6i.large"}
+REGION_KEY = {"aws": "aws:region"}
+CLUSTER_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
+CLOUDWATCH_RETENTION_DAYS = (
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+    2922, 3288, 3653,
+)  # fmt: skip
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_NAME_PREFIX = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
+_AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
+
+
+class _Reader:
+    """Reads typed values, recording a problem (and returning the default) on bad input."""
+
+    def __init__(self, raw: Mapping[str, str]) -> None:
+        self.raw = raw
+        self.problems: list[Problem] = []
+
+    def problem(self, name: str, value: object, allowed: str) -> None:
+        key = name if ":" in name else f"{NAMESPACE}:{name}"
+        self.problems.append(Problem(key, value, allowed))
+
+    def _given(self, name: str) -> str | None:
+        return self.raw.get(name)
+
+    def string(self, name: str) -> str:
+        key = BY_NAME[name]
+        given = self._given(name)
+        return str(key.default) if given is None else given.strip()
+
+    def integer(self, name: str) -> int:
+        key = BY_NAME[name]
+        given = self._given(name)
+        if given is None:
+            return cast(int, key.default)
+        try:
+            return int(given.strip())
+        except ValueError:
+            self.problem(name, given, "must be a whole number")
+            return cast(int, key.default)
+
+    def boolean(self, name: str) -> bool:
+        key = BY_NAME[name]
+        given = self._given(name)
+        if given is None:
+            return cast(bool, key.default)
+        lowered = given.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        self.problem(name, given, "must be true or false")
+        return cast(bool, key.default)
+
+    def strings(self, name: str) -> tuple[str, ...]:
+        key = BY_NAME[name]
+        given = self._given(name)
+        if given is None:
+            return tuple(cast(list[str], key.default))
+        try:
+            value = json.loads(given)
+        except json.JSONDecodeError:
+            value = None
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            self.problem(name, given, "must be a list of strings, e.g. [\"10.0.0.0/24\"]")
+            return tuple(cast(list[str], key.default))
+        return tuple(v.strip() for v in value)
+
+    def one_of(self, name: str, allowed: tuple[str, ...]) -> str:
+        value = self.string(name)
+        if value not in allowed:
+            self.problem(name, value, "allowed: " + ", ".join(allowed))
+            return cast(str, BY_NAME[name].default)
+        return value
+
+
+def parse_settings(
+    raw: Mapping[str, str],
+    *,
+    stack: str,
+    provider_config: Mapping[str, str] | None = None,
+) -> Settings:
+    """Validate the `gpuinfra:` keys (unqualified names in `raw`) as a whole.
+
+    `provider_config` holds other namespaces' keys the program needs, such as
+    `aws:region`. Raises `SettingsError` listing every problem found.
+    """
+    r = _Reader(raw)
+    _check_unknown_keys(r)
+
+    cloud = r.one_of("cloud", SUPPORTED_CLOUDS)
+    region = _region(r, cloud, provider_config or {})
+    name_prefix = _name_prefix(r, stack)
+    cluster = _cluster(r)
+    network = _network(r)
+    access = _access(r)
+    system_pool = _system_pool(r, cloud)
+    gpu_pool = _gpu_pool(r, cloud)
+    storage = _storage(r, cloud)
+    identity = IdentitySettings(
+        namespace=_dns_label(r, "trainingNamespace"),
+        service_account=_dns_label(r, "trainingServiceAccount"),
+    )
+
+    if r.problems or gpu_pool is None:
+        raise SettingsError(stack, r.problems)
+    return Settings(
+        stack=stack,
+        cloud=cloud,
+        region=region,
+        name_prefix=name_prefix,
+        cluster=cluster,
+        network=network,
+        access=access,
+        system_pool=system_pool,
+        gpu_pool=gpu_pool,
+        storage=storage,
+        identity=identity,
+    )
+
+
+def _check_unknown_keys(r: _Reader) -> None:
+    for name in sorted(r.raw):
+        if name in BY_NAME:
+            continue
+        close = difflib.get_close_matches(name, list(BY_NAME), n=1)
+        hint = f"did you mean {NAMESPACE}:{close[0]}?" if close else "see the config reference"
+        r.problem(name, r.raw[name], f"unknown setting; {hint}")
+
+
+def _region(r: _Reader, cloud: str, provider_config: Mapping[str, str]) -> str:
+    key = REGION_KEY.get(cloud, "aws:region")
+    region = (provider_config.get(key) or "").strip()
+    if not region:
+        r.problem(key, None, f"required: set it with `pulumi config set {key} us-east-1`")
+    elif not _AWS_REGION.match(region):
+        r.problem(key, region, "must be an AWS region name such as us-east-1")
+    return region
+
+
+def _name_prefix(r: _Reader, stack: str) -> str:
+    given = r.string("namePrefix")
+    value = given or "gpuinfra-" + re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
+    if len(value) > 32 or not _NAME_PREFIX.match(value):
+        allowed = "lowercase letters, digits and hyphens, starting with a letter, at most 32 characters"
+        if not given:
+            allowed += f" (derived from the stack name '{stack}'; set namePrefix explicitly)"
+        r.problem("namePrefix", value, allowed)
+    return value
+
+
+def _cluster(r: _Reader) -> ClusterSettings:
+    version = r.string("kubernetesVersion")
+    match = re.fullmatch(r"1\.(\d+)", version)
+    if not match:
+        r.problem("kubernetesVersion", version, "must be a minor version such as 1.33")
+    elif int(match.group(1)) < MIN_KUBERNETES_MINOR:
+        r.problem(
+            "kubernetesVersion",
+            version,
+            f"must be 1.{MIN_KUBERNETES_MINOR} or newer (training Jobs need podFailurePolicy, "
+            f"GA in 1.{MIN_KUBERNETES_MINOR})",
+        )
+    log_types = r.strings("clusterLogTypes")
+    for log_type in log_types:
+        if log_type not in CLUSTER_LOG_TYPES:
+            r.problem("clusterLogTypes", log_type, "allowed: " + ", ".join(CLUSTER_LOG_TYPES))
+    retention = r.integer("clusterLogRetentionDays")
+    if retention not in CLOUDWATCH_RETENTION_DAYS:
+        r.problem(
+            "clusterLogRetentionDays",
+            retention,
+            "must be a CloudWatch retention value: "
+            + ", ".join(str(d) for d in CLOUDWATCH_RETENTION_DAYS),
+        )
+    return ClusterSettings(
+        kubernetes_version=version,
+        log_types=log_types,
+        log_retention_days=retention,
+        deletion_protection=r.boolean("deletionProtection"),
+    )
+
+
+def _ipv4_network(r: _Reader, name: str, value: str) -> ipaddress.IPv4Network | None:
+    try:
+        return ipaddress.IPv4Network(value, strict=True)
+    except ValueError:
+        try:
+            loose = ipaddress.IPv4Network(value, strict=False)
+        except ValueError:
+            r.problem(name, value, "must be an IPv4 CIDR such as 10.0.0.0/16")
+            return None
+        r.problem(name, value, f"has host bits set; did you mean {loose}?")
+        return None
+
+
+def _network(r: _Reader) -> NetworkSettings:
+    vpc_cidr = r.string("vpcCidr")
+    vpc = _ipv4_network(r, "vpcCidr", vpc_cidr)
+    if vpc is not None and not 16 <= vpc.prefixlen <= 20:
+        r.problem("vpcCidr", vpc_cidr, "prefix must be between /16 and /20")
+        vpc = None
+
+    zones = r.integer("availabilityZoneCount")
+    if not 2 <= zones <= 4:
+        r.problem("availabilityZoneCount", zones, "must be 2, 3 or 4 (EKS needs at least 2)")
+        zones = max(2, min(zones, 4))
+
+    public = r.strings("publicSubnetCidrs")
+    private = r.strings("privateSubnetCidrs")
+    if vpc is not None:
+        if not public:
+            public = tuple(str(s) for s in _carve_public(vpc, zones))
+        if not private:
+            private = tuple(str(s) for s in _carve_private(vpc, zones))
+    given = {"publicSubnetCidrs": public, "privateSubnetCidrs": private}
+    # With no usable VPC range there is nothing to carve from: only check what was given.
+    _check_subnets(r, vpc, zones, {name: cidrs for name, cidrs in given.items() if cidrs})
+
+    nat = cast(NatGateways, r.one_of("natGateways", ("single", "perAz")))
+    return NetworkSettings(
+        vpc_cidr=vpc_cidr,
+        availability_zone_count=zones,
+        public_subnet_cidrs=public,
+        private_subnet_cidrs=private,
+        nat_gateways=nat,
+    )
+
+
+def _carve_private(vpc: ipaddress.IPv4Network, zones: int) -> list[ipaddress.IPv4Network]:
+    """The first `zones` eighths of the VPC: nodes and pods (the VPC CNI gives pods VPC IPs)."""
+    return list(vpc.subnets(prefixlen_diff=3))[:zones]
+
+
+def _carve_public(vpc: ipaddress.IPv4Network, zones: int) -> list[ipaddress.IPv4Network]:
+    """Quarters of the VPC's last eighth: public subnets only hold NAT gateways and LBs."""
+    last_eighth = list(vpc.subnets(prefixlen_diff=3))[-1]
+    return list(last_eighth.subnets(prefixlen_diff=2))[:zones]
+
+
+def _check_subnets(
+    r: _Reader,
+    vpc: ipaddress.IPv4Network | None,
+    zones: int,
+    lists: dict[str, tuple[str, ...]],
+) -> None:
+    seen: list[tuple[str, ipaddress.IPv4Network]] = []
+    for name, cidrs in lists.items():
+        if len(cidrs) != zones:
+            r.problem(
+                name, list(cidrs), f"needs one subnet per zone: {zones} (availabilityZoneCount)"
+            )
+        for cidr in cidrs:
+            net = _ipv4_network(r, name, cidr)
+            if net is None:
+                continue
+            if vpc is not None and not net.subnet_of(vpc):
+                r.problem(name, cidr, f"must lie inside vpcCidr {vpc}")
+                continue
+            for other_name, other in seen:
+                if net.overlaps(other):
+                    r.problem(name, cidr, f"overlaps {other} in {other_name}")
+            seen.append((name, net))
+
+
+def _access(r: _Reader) -> AccessSettings:
+    allow_public = r.boolean("allowPublicAdminAccess")
+    cidrs = r.strings("adminCidrs")
+    for cidr in cidrs:
+        try:
+            net = ipaddress.ip_network(cidr, strict=True)
+        except ValueError:
+            r.problem("adminCidrs", cidr, "must be a CIDR such as 203.0.113.0/24 or 2001:db8::/48")
+            continue
+        if net.prefixlen == 0 and not allow_public:
+            r.problem(
+                "adminCidrs",
+                cidr,
+                "opens SSH, Jupyter, TensorBoard and the API to the whole internet; list your "
+                "own networks, or set gpuinfra:allowPublicAdminAccess to true to accept that",
+            )
+    endpoint_public = r.boolean("apiEndpointPublic")
+    if endpoint_public and not cidrs:
+        r.problem(
+            "apiEndpointPublic",
+            True,
+            "a public API endpoint needs gpuinfra:adminCidrs (EKS would otherwise open it to "
+            "0.0.0.0/0); list your networks or set apiEndpointPublic to false",
+        )
+    return AccessSettings(
+        admin_cidrs=cidrs, allow_public_admin_access=allow_public, api_endpoint_public=endpoint_public
+    )
+
+
+def _pool_size(r: _Reader, pool: str, min_floor: int) -> PoolSize:
+    keys = {part: f"{pool}{part.capitalize()}Nodes" for part in ("min", "desired", "max")}
+    lo, mid, hi = (r.integer(keys[p]) for p in ("min", "desired", "max"))
+    ok = True
+    for part, value in (("min", lo), ("desired", mid), ("max", hi)):
+        floor = min_floor if part == "min" else 0
+        if value < floor:
+            r.problem(keys[part], value, f"must be {floor} or more")
+            ok = False
+    if ok and lo > mid:
+        r.problem(keys["min"], lo, f"must not exceed {keys['desired']} ({mid})")
+    if ok and mid > hi:
+        r.problem(keys["desired"], mid, f"must not exceed {keys['max']} ({hi})")
+    if ok and hi < 1:
+        r.problem(keys["max"], hi, "must be 1 or more")
+    return PoolSize(min_nodes=lo, desired_nodes=mid, max_nodes=hi)
+
+
+def _system_pool(r: _Reader, cloud: str) -> SystemPoolSettings:
+    instance_type = r.string("systemPoolInstanceType") or DEFAULT_SYSTEM_INSTANCE_TYPE.get(cloud, "")
+    if catalog.find(cloud, instance_type) is not None:
+        r.problem(
+            "systemPoolInstanceType",
+            instance_type,
+            "is a GPU instance type; the system pool runs CPU-only cluster services",
+        )
+    return SystemPoolSettings(instance_type=instance_type, size=_pool_size(r, "systemPool", 1))
+
+
+def _gpu_pool(r: _Reader, cloud: str) -> GpuPoolSettings | None:
+    instance_type = r.string("gpuPoolInstanceType")
+    model = r.string("gpuPoolGpuModel")
+    count = r.integer("gpuPoolGpuCount")
+    models = ", ".join(catalog.known_models(cloud))
+    entry = None
+    if count < 1:
+        r.problem("gpuPoolGpuCount", count, "must be 1 or more")
+    elif instance_type:
+        entry = catalog.find(cloud, instance_type)
+        if entry is None:
+            elsewhere = catalog.clouds_offering(instance_type)
+            where = f" (it is a {', '.join(elsewhere)} type)" if elsewhere else ""
+            known = ", ".join(e.instance_type for e in catalog.instance_types(cloud))
+            r.problem(
+                "gpuPoolInstanceType",
+                instance_type,
+                f"not a GPU instance type the catalog knows on {cloud}{where}; known: {known}",
+            )
+        elif model and not catalog.matches_model(entry.gpu_model, model):
+            r.problem(
+                "gpuPoolGpuModel",
+                model,
+                f"{instance_type} has {entry.gpu_model} GPUs; drop gpuPoolGpuModel or make them agree",
+            )
+            entry = None
+    elif model:
+        entry = catalog.pick(cloud, model, count)
+        if entry is None:
+            counts = sorted(
+                {e.gpu_count for e in catalog.instance_types(cloud) if catalog.matches_model(e.gpu_model, model)}
+            )
+            allowed = (
+                f"{model} comes with {', '.join(map(str, counts))} GPUs per instance on {cloud} "
+                "(gpuPoolGpuCount)"
+                if counts
+                else f"no {cloud} instance type in the catalog has {model}; known models: {models}"
+            )
+            r.problem("gpuPoolGpuModel", model, allowed)
+    else:
+        r.problem(
+            "gpuPoolInstanceType",
+            None,
+            f"set gpuPoolInstanceType (e.g. g5.xlarge) or gpuPoolGpuModel ({models})",
+        )
+    capacity = cast(CapacityType, r.one_of("gpuPoolCapacityType", ("spot", "onDemand")))
+    size = _pool_size(r, "gpuPool", 0)
+    disk = r.integer("gpuPoolDiskSizeGb")
+    if not 50 <= disk <= 16384:
+        r.problem("gpuPoolDiskSizeGb", disk, "must be between 50 and 16384 (GB)")
+    if entry is None:
+        return None
+    return GpuPoolSettings(instance=entry, capacity_type=capacity, size=size, disk_size_gb=disk)
+
+
+def s3_bucket_name_problem(name: str) -> str | None:
+    """Why `name` breaks S3's general-purpose bucket naming rules, or None."""
+    if not 3 <= len(name) <= 63:
+        return "must be 3 to 63 characters long"
+    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", name):
+        return "only lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit"
+    if ".." in name:
+        return "must not contain two adjacent dots"
+    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", name):
+        return "must not look like an IP address"
+    for prefix in ("xn--", "sthree-", "amzn-s3-demo-"):
+        if name.startswith(prefix):
+            return f"must not start with '{prefix}' (reserved by S3)"
+    for suffix in ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"):
+        if name.endswith(suffix):
+            return f"must not end with '{suffix}' (reserved by S3)"
+    return None
+
+
+_BUCKET_RULES = {"aws": s3_bucket_name_problem}
+
+
+def _storage(r: _Reader, cloud: str) -> StorageSettings:
+    name = r.string("bucketName")
+    if name:
+        problem = _BUCKET_RULES[cloud](name) if cloud in _BUCKET_RULES else None
+        if problem:
+            r.problem("bucketName", name, f"{problem} ({cloud} bucket naming rules)")
+    noncurrent = r.integer("noncurrentVersionExpirationDays")
+    if not 1 <= noncurrent <= 3650:
+        r.problem("noncurrentVersionExpirationDays", noncurrent, "must be between 1 and 3650")
+    abort = r.integer("abortIncompleteUploadDays")
+    if not 1 <= abort <= 365:
+        r.problem("abortIncompleteUploadDays", abort, "must be between 1 and 365")
+    return StorageSettings(
+        bucket_name=name or None,
+        protect=r.boolean("protectBucket"),
+        noncurrent_version_expiration_days=noncurrent,
+        abort_incomplete_upload_days=abort,
+    )
+
+
+def _dns_label(r: _Reader, name: str) -> str:
+    value = r.string(name)
+    if len(value) > 63 or not _DNS_LABEL.match(value):
+        r.problem(name, value, "must be a DNS label: lowercase letters, digits and '-', at most 63")
+    return value
+

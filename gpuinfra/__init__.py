@@ -1,0 +1,1 @@
+"""gpuinfra's tooling: the mock engine and the credential-free offline preview."""

@@ -1,0 +1,176 @@
+"""The mock engine: runs the Pulumi program with no CLI, no plugins and no credentials.
+
+Tests and the offline preview both use it. It answers every resource registration
+and lookup with realistic outputs (`mock_outputs`) and records each resource with
+its type, name, parent, provider, options and inputs as the engine receives them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime import settings as pulumi_settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from . import mock_outputs
+
+
+class DuplicateResourceError(Exception):
+    """Two resources with the same URN: the real engine would refuse the program."""
+
+
+@dataclass
+class RecordedResource:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    """URN of the parent, or None for a child of the stack."""
+    provider: str | None
+    custom: bool
+    protect: bool
+    inputs: dict[str, Any]
+    outputs: dict[str, Any]
+    id: str | None
+    dependencies: list[str] = field(default_factory=list)
+    ignore_changes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    project: str
+    stack: str
+    resources: list[RecordedResource]
+    outputs: dict[str, Any]
+    secret_outputs: set[str]
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+    def one(self, type_: str, name: str | None = None) -> RecordedResource:
+        found = [r for r in self.of_type(type_) if name is None or r.name == name]
+        if len(found) != 1:
+            names = [r.name for r in self.of_type(type_)]
+            raise LookupError(f"expected one {type_} named {name!r}, found {len(found)}: {names}")
+        return found[0]
+
+    def children(self, parent: RecordedResource) -> list[RecordedResource]:
+        return [r for r in self.resources if r.parent == parent.urn]
+
+    def descendants(self, parent: RecordedResource) -> Iterator[RecordedResource]:
+        for child in self.children(parent):
+            yield child
+            yield from self.descendants(child)
+
+
+class _CloudMocks(pulumi.runtime.Mocks):
+    def __init__(self, region: str) -> None:
+        self.region = region
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
+        resource_id, state = mock_outputs.resource_outputs(
+            args.typ, args.name, args.inputs, custom=bool(args.custom), region=self.region
+        )
+        return resource_id or "", state
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
+        return mock_outputs.call_result(args.token, args.args, region=self.region), []
+
+
+class _RecordingMonitor(pulumi_mocks.MockMonitor):
+    def __init__(self, mocks: _CloudMocks) -> None:
+        super().__init__(mocks)
+        self.recorded: list[RecordedResource] = []
+        self.errors: list[Exception] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if urn in self.resources:
+            error = DuplicateResourceError(f"duplicate resource URN {urn}")
+            self.errors.append(error)
+            raise error
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        registration = self.resources[response.urn]
+        inputs = rpc.deserialize_properties(request.object)
+        self.recorded.append(
+            RecordedResource(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                provider=request.provider or None,
+                custom=bool(request.custom),
+                protect=bool(request.protect),
+                inputs=_plain(inputs),
+                outputs=_plain(registration.state),
+                id=registration.id or None,
+                dependencies=list(request.dependencies),
+                ignore_changes=list(request.ignoreChanges),
+            )
+        )
+        return response
+
+
+def _plain(value: Any) -> Any:
+    """Drop the SDK's secret wrappers so the record is plain JSON-able data."""
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return _plain(value.get("value"))
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def run_program(
+    program: Callable[[], None],
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, str],
+    secret_keys: Sequence[str] = (),
+) -> Plan:
+    """Run `program` as `pulumi up` would (preview=False: every apply runs) and record it.
+
+    Exceptions from the program (e.g. `SettingsError`) propagate unchanged.
+    """
+    region = config.get("aws:region") or "us-east-1"
+    mocks = _CloudMocks(region)
+    monitor = _RecordingMonitor(mocks)
+    pulumi_settings.ROOT.set(None)
+    pulumi.runtime.set_all_config(dict(config), list(secret_keys))
+    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
+    root = pulumi_settings.get_root_resource()
+    _sync_await(run_pulumi_func(program))
+    if monitor.errors:
+        raise monitor.errors[0]
+    outputs, secret = _sync_await(_resolve_exports(getattr(root, "outputs", {})))
+    return Plan(
+        project=project,
+        stack=stack,
+        resources=monitor.recorded,
+        outputs=outputs,
+        secret_outputs=secret,
+    )
+
+
+async def _resolve_exports(exports: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    values: dict[str, Any] = {}
+    secret: set[str] = set()
+    for name, value in exports.items():
+        output = pulumi.Output.from_input(value)
+        values[name] = await output.future()
+        if await output.is_secret():
+            secret.add(name)
+    return values, secret
+
+
+__all__ = ["DuplicateResourceError", "Plan", "RecordedResource", "run_program"]

@@ -1,0 +1,201 @@
+"""Realistic outputs for the resources and lookups the program makes, with no cloud.
+
+Ids and names are derived from a hash of the resource's type and name, so two runs
+of the same program give the same plan (the plan diff relies on that).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+ACCOUNT_ID = "123456789012"
+_FAKE_CA = base64.b64encode(
+    b"-----BEGIN CERTIFICATE-----\nMIIB-offline-preview-not-a-real-certificate\n"
+    b"-----END CERTIFICATE-----\n"
+).decode()
+
+
+def digest(*parts: str, length: int = 8) -> str:
+    return hashlib.sha256("::".join(parts).encode()).hexdigest()[:length]
+
+
+def autoname(type_: str, name: str) -> str:
+    """What a provider's auto-naming would produce: the logical name plus a suffix."""
+    return f"{name}-{digest(type_, name, length=7)}"
+
+
+class UnmockedCallError(Exception):
+    """The program made a lookup the mock engine cannot answer: add it below."""
+
+
+def _aws_arn(service: str, region: str, resource: str) -> str:
+    return f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{resource}"
+
+
+# ---------------------------------------------------------------------------
+# resources
+
+
+def _eks_cluster(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    cluster = state.setdefault("name", autoname("eks", name))
+    token = digest("eks", cluster, length=32).upper()
+    state["arn"] = _aws_arn("eks", region, f"cluster/{cluster}")
+    state["endpoint"] = f"https://{token}.gr7.{region}.eks.amazonaws.com"
+    state["certificateAuthority"] = {"data": _FAKE_CA}
+    state["identities"] = [
+        {"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{token}"}]}
+    ]
+    vpc_config = dict(inputs.get("vpcConfig") or {})
+    vpc_config["clusterSecurityGroupId"] = f"sg-{digest('cluster-sg', cluster, length=17)}"
+    vpc_config["vpcId"] = f"vpc-{digest('vpc-of', cluster, length=17)}"
+    state["vpcConfig"] = vpc_config
+    state["status"] = "ACTIVE"
+    state["platformVersion"] = "eks.1"
+
+
+def _iam_role(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    role = state.setdefault("name", autoname("role", name))
+    state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:role/{role}"
+    state["uniqueId"] = "AROA" + digest("role", role, length=17).upper()
+
+
+def _oidc_provider(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    url = str(inputs.get("url", "")).removeprefix("https://")
+    state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:oidc-provider/{url}"
+
+
+def _kms_key(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    key_id = "-".join(
+        digest("kms", name, str(i), length=n) for i, n in enumerate((8, 4, 4, 4, 12))
+    )
+    state["keyId"] = key_id
+    state["arn"] = _aws_arn("kms", region, f"key/{key_id}")
+
+
+def _s3_bucket(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    bucket = state.setdefault("bucket", autoname("s3", name))
+    state["arn"] = f"arn:aws:s3:::{bucket}"
+    state["bucketDomainName"] = f"{bucket}.s3.amazonaws.com"
+    state["bucketRegionalDomainName"] = f"{bucket}.s3.{region}.amazonaws.com"
+    state["region"] = region
+
+
+def _eip(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    octets = bytes.fromhex(digest("eip", name, length=4))
+    state["publicIp"] = f"198.51.{octets[0]}.{octets[1]}"  # TEST-NET-2, never routable
+    state["allocationId"] = f"eipalloc-{digest('eip', name, length=17)}"
+
+
+def _launch_template(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    state["latestVersion"] = 1
+    state["defaultVersion"] = 1
+
+
+_ID_PREFIX = {
+    "aws:ec2/vpc:Vpc": "vpc",
+    "aws:ec2/subnet:Subnet": "subnet",
+    "aws:ec2/internetGateway:InternetGateway": "igw",
+    "aws:ec2/natGateway:NatGateway": "nat",
+    "aws:ec2/eip:Eip": "eipalloc",
+    "aws:ec2/routeTable:RouteTable": "rtb",
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": "rtbassoc",
+    "aws:ec2/securityGroup:SecurityGroup": "sg",
+    "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": "sg",
+    "aws:ec2/launchTemplate:LaunchTemplate": "lt",
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr",
+}
+
+_HANDLERS: dict[str, Callable[[str, Mapping[str, Any], dict[str, Any], str], None]] = {
+    "aws:eks/cluster:Cluster": _eks_cluster,
+    "aws:iam/role:Role": _iam_role,
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
+    "aws:kms/key:Key": _kms_key,
+    "aws:s3/bucket:Bucket": _s3_bucket,
+    "aws:ec2/eip:Eip": _eip,
+    "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+}
+
+
+def resource_outputs(
+    type_: str, name: str, inputs: Mapping[str, Any], *, custom: bool, region: str
+) -> tuple[str | None, dict[str, Any]]:
+    """The (id, state) a real provider would return after creating the resource."""
+    state = dict(inputs)
+    if not custom:
+        return None, state
+    handler = _HANDLERS.get(type_)
+    if handler is not None:
+        handler(name, inputs, state, region)
+    prefix = _ID_PREFIX.get(type_)
+    if prefix:
+        resource_id = f"{prefix}-{digest(type_, name, length=17)}"
+    elif type_ == "aws:s3/bucket:Bucket":
+        resource_id = state["bucket"]
+    elif type_ == "aws:iam/role:Role":
+        resource_id = state["name"]
+    else:
+        resource_id = f"{name}-{digest(type_, name)}"
+    if type_.startswith("aws:") and "arn" not in state:
+        service = type_.split(":")[1].split("/")[0]
+        state["arn"] = _aws_arn(service, region, f"{type_.split(':')[-1].lower()}/{resource_id}")
+    state.setdefault("id", resource_id)
+    return resource_id, state
+
+
+# ---------------------------------------------------------------------------
+# lookups
+
+
+def _zones(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    letters = "abcdef"
+    return {
+        "id": region,
+        "names": [f"{region}{c}" for c in letters],
+        "zoneIds": [f"{region.replace('-', '')[:4]}-az{i + 1}" for i in range(len(letters))],
+        "groupNames": [region] * len(letters),
+        "state": args.get("state"),
+    }
+
+
+def _caller_identity(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    return {
+        "id": ACCOUNT_ID,
+        "accountId": ACCOUNT_ID,
+        "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/offline-preview",
+        "userId": "AIDAOFFLINEPREVIEW",
+    }
+
+
+def _partition(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com"}
+
+
+def _region(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    return {"id": region, "name": region, "region": region, "endpoint": f"ec2.{region}.amazonaws.com"}
+
+
+_CALLS: dict[str, Callable[[Mapping[str, Any], str], dict[str, Any]]] = {
+    "aws:index/getAvailabilityZones:getAvailabilityZones": _zones,
+    "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
+    "aws:index/getPartition:getPartition": _partition,
+    "aws:index/getRegion:getRegion": _region,
+}
+
+
+def call_result(token: str, args: Mapping[str, Any], *, region: str) -> dict[str, Any]:
+    handler = _CALLS.get(token)
+    if handler is None:
+        raise UnmockedCallError(
+            f"the offline engine has no answer for the lookup {token}; add one in "
+            "gpuinfra/mock_outputs.py"
+        )
+    return handler(args, region)

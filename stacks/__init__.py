@@ -1,0 +1,21 @@
+"""One module per provider; each composes that provider's components into a ClusterHandle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from components.cluster_handle import ClusterHandle
+from components.settings import Settings
+
+
+def _aws(settings: Settings) -> ClusterHandle:
+    from stacks import aws  # imported on demand: each provider SDK costs seconds to load
+
+    return aws.build(settings)
+
+
+BUILDERS: dict[str, Callable[[Settings], ClusterHandle]] = {"aws": _aws}
+
+
+def build_stack(settings: Settings) -> ClusterHandle:
+    return BUILDERS[settings.cloud](settings)

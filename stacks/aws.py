@@ -1,0 +1,162 @@
+"""AWS stack: network -> EKS cluster -> node groups -> S3 -> IRSA, ending in a ClusterHandle."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.cluster import EksCluster, EksClusterArgs
+from components.aws.identity import (
+    IRSA_ANNOTATION,
+    ServiceAccountRole,
+    ServiceAccountRoleArgs,
+    bucket_access_policy,
+)
+from components.aws.network import AwsNetwork, AwsNetworkArgs
+from components.aws.nodepool import ManagedNodeGroup, ManagedNodeGroupArgs, NodeRole, NodeRoleArgs
+from components.aws.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
+from components.aws.storage import DataBucket, DataBucketArgs
+from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
+from components.settings import Settings
+from components.tags import stack_tags
+
+
+def build(settings: Settings) -> ClusterHandle:
+    prefix = settings.name_prefix
+
+    def tags(component: str) -> dict[str, str]:
+        return stack_tags(settings.stack, component)
+
+    partition = aws.get_partition().partition
+
+    network = AwsNetwork(
+        prefix,
+        AwsNetworkArgs(
+            vpc_cidr=settings.network.vpc_cidr,
+            public_subnet_cidrs=settings.network.public_subnet_cidrs,
+            private_subnet_cidrs=settings.network.private_subnet_cidrs,
+            nat_gateways=settings.network.nat_gateways,
+            tags=tags("network"),
+        ),
+    )
+    admin = AdminSecurityGroup(
+        prefix,
+        AdminSecurityGroupArgs(
+            vpc_id=network.vpc_id,
+            admin_cidrs=settings.access.admin_cidrs,
+            tags=tags("admin-access"),
+        ),
+    )
+    cluster = EksCluster(
+        prefix,
+        EksClusterArgs(
+            cluster_name=prefix,
+            kubernetes_version=settings.cluster.kubernetes_version,
+            region=settings.region,
+            partition=partition,
+            subnet_ids=network.private_subnet_ids,
+            endpoint_public=settings.access.api_endpoint_public,
+            admin_cidrs=settings.access.admin_cidrs,
+            log_types=settings.cluster.log_types,
+            log_retention_days=settings.cluster.log_retention_days,
+            deletion_protection=settings.cluster.deletion_protection,
+            tags=tags("cluster"),
+        ),
+    )
+    node_role = NodeRole(prefix, NodeRoleArgs(partition=partition, tags=tags("nodes")))
+    node_security_groups = [cluster.cluster_security_group_id, admin.security_group_id]
+
+    system_pool = settings.system_pool
+    ManagedNodeGroup(
+        f"{prefix}-system",
+        ManagedNodeGroupArgs(
+            cluster_name=cluster.cluster_name,
+            node_role_arn=node_role.role_arn,
+            subnet_ids=network.private_subnet_ids,
+            instance_types=[system_pool.instance_type],
+            ami_type="AL2023_x86_64_STANDARD",
+            capacity_type="ON_DEMAND",
+            size=system_pool.size,
+            disk_size_gb=50,
+            labels={"gpuinfra.io/pool": "system"},
+            taints=[],
+            security_group_ids=node_security_groups,
+            tags=tags("system-pool"),
+            depends_on=node_role.attachments,
+        ),
+    )
+
+    gpu = settings.gpu_pool
+    gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
+    ManagedNodeGroup(
+        f"{prefix}-gpu",
+        ManagedNodeGroupArgs(
+            cluster_name=cluster.cluster_name,
+            node_role_arn=node_role.role_arn,
+            subnet_ids=network.private_subnet_ids,
+            instance_types=[gpu.instance.instance_type],
+            # AL2023 with the NVIDIA driver and container toolkit (AL2 ended support 2025-11-26).
+            ami_type="AL2023_x86_64_NVIDIA",
+            capacity_type="SPOT" if gpu.capacity_type == "spot" else "ON_DEMAND",
+            size=gpu.size,
+            disk_size_gb=gpu.disk_size_gb,
+            labels=gpu_labels,
+            taints=[GPU_TAINT],
+            security_group_ids=node_security_groups,
+            tags=tags("gpu-pool"),
+            depends_on=node_role.attachments,
+        ),
+    )
+
+    storage = settings.storage
+    bucket = DataBucket(
+        prefix,
+        DataBucketArgs(
+            bucket_name=storage.bucket_name,
+            protect=storage.protect,
+            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
+            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
+            tags=tags("storage"),
+        ),
+    )
+    identity = settings.identity
+    training_role = ServiceAccountRole(
+        f"{prefix}-training",
+        ServiceAccountRoleArgs(
+            oidc_provider_arn=cluster.oidc_provider_arn,
+            oidc_issuer_url=cluster.oidc_issuer_url,
+            namespace=identity.namespace,
+            service_account=identity.service_account,
+            policy=bucket.bucket_arn.apply(bucket_access_policy),
+            tags=tags("identity"),
+        ),
+    )
+
+    handle = ClusterHandle(
+        cloud="aws",
+        cluster_name=cluster.cluster_name,
+        kubeconfig=cluster.kubeconfig,
+        gpu_node_labels=gpu_labels,
+        gpu_taint=GPU_TAINT,
+        platform_runs_device_plugin=False,
+        bucket=BucketRef(
+            name=bucket.bucket_name,
+            region=settings.region,
+            endpoint=f"https://s3.{settings.region}.amazonaws.com",
+            scheme="s3",
+        ),
+        training_namespace=identity.namespace,
+        training_service_account=identity.service_account,
+        service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
+    )
+
+    pulumi.export("cloud", "aws")
+    pulumi.export("region", settings.region)
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("clusterEndpoint", cluster.endpoint)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("bucketName", bucket.bucket_name)
+    pulumi.export("bucketUri", handle.bucket.uri)
+    pulumi.export("trainingRoleArn", training_role.role_arn)
+    pulumi.export("gpuInstanceType", gpu.instance.instance_type)
+    return handle
