@@ -39,7 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gpuinfra", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    preview = sub.add_parser("preview", help="show what a stack would create, with no cloud account")
+    preview = sub.add_parser(
+        "preview", help="show what a stack would create, with no cloud account"
+    )
     preview.add_argument("--stack", "-s", default="dev", help="stack name (Pulumi.<stack>.yaml)")
     preview.add_argument("--cwd", "-C", default=".", help="project directory (holds Pulumi.yaml)")
     preview.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -49,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         "schema", help="check (or --write) Pulumi.yaml's config block and the README reference"
     )
     schema.add_argument("--cwd", "-C", default=".", help="project directory")
-    schema.add_argument("--write", action="store_true", help="rewrite them from the settings schema")
+    schema.add_argument(
+        "--write", action="store_true", help="rewrite them from the settings schema"
+    )
     schema.set_defaults(func=_schema)
 
     args = parser.parse_args(argv)

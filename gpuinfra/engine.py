@@ -120,13 +120,15 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
 
 
 def _plain(value: Any) -> Any:
-    """Drop the SDK's secret wrappers so the record is plain JSON-able data."""
+    """Plain JSON-able data: no secret wrappers, whole numbers as ints."""
     if isinstance(value, dict):
         if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
             return _plain(value.get("value"))
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire format has only doubles; show 2, not 2.0
     return value
 
 

@@ -39,9 +39,7 @@ def _aws_arn(service: str, region: str, resource: str) -> str:
 # resources
 
 
-def _eks_cluster(
-    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
-) -> None:
+def _eks_cluster(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     cluster = state.setdefault("name", autoname("eks", name))
     token = digest("eks", cluster, length=32).upper()
     state["arn"] = _aws_arn("eks", region, f"cluster/{cluster}")
@@ -72,9 +70,7 @@ def _oidc_provider(
 
 
 def _kms_key(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
-    key_id = "-".join(
-        digest("kms", name, str(i), length=n) for i, n in enumerate((8, 4, 4, 4, 12))
-    )
+    key_id = "-".join(digest("kms", name, str(i), length=n) for i, n in enumerate((8, 4, 4, 4, 12)))
     state["keyId"] = key_id
     state["arn"] = _aws_arn("kms", region, f"key/{key_id}")
 
@@ -180,7 +176,12 @@ def _partition(args: Mapping[str, Any], region: str) -> dict[str, Any]:
 
 
 def _region(args: Mapping[str, Any], region: str) -> dict[str, Any]:
-    return {"id": region, "name": region, "region": region, "endpoint": f"ec2.{region}.amazonaws.com"}
+    return {
+        "id": region,
+        "name": region,
+        "region": region,
+        "endpoint": f"ec2.{region}.amazonaws.com",
+    }
 
 
 _CALLS: dict[str, Callable[[Mapping[str, Any], str], dict[str, Any]]] = {

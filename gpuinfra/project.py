@@ -27,9 +27,7 @@ class Project:
 
     def stacks(self) -> list[str]:
         prefix, suffix = "Pulumi.", ".yaml"
-        return sorted(
-            p.name[len(prefix) : -len(suffix)] for p in self.root.glob("Pulumi.*.yaml")
-        )
+        return sorted(p.name[len(prefix) : -len(suffix)] for p in self.root.glob("Pulumi.*.yaml"))
 
 
 def load_project(root: Path) -> Project:

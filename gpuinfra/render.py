@@ -1,4 +1,4 @@
-"""Turns a recorded plan into what a person or a tool reads: a tree like `pulumi preview`, or JSON."""
+"""Turns a recorded plan into what people and tools read: a `pulumi preview`-like tree, or JSON."""
 
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ def render_reference() -> str:
     lines = ["| Key | Type | Default | Description |", "|---|---|---|---|"]
     for key in KEYS:
         default = yaml.safe_dump(key.default, default_flow_style=True).strip()
-        default = default.removesuffix("\n...").removesuffix("...").strip() or "`\"\"`"
+        default = default.removesuffix("\n...").removesuffix("...").strip() or '`""`'
         if default == "''":
             default = '""'
         lines.append(f"| `{key.qualified}` | {key.type} | `{default}` | {key.description} |")
@@ -55,7 +55,10 @@ def render_readme(current: str) -> str:
 
 def check_or_write(root: Path, *, write: bool) -> int:
     stale = []
-    for path, render in ((root / "Pulumi.yaml", render_pulumi_yaml), (root / "README.md", render_readme)):
+    for path, render in (
+        (root / "Pulumi.yaml", render_pulumi_yaml),
+        (root / "README.md", render_readme),
+    ):
         current = path.read_text()
         wanted = render(current)
         if current == wanted:

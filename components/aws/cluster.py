@@ -109,7 +109,7 @@ class EksCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=[policy, log_group]),
         )
 
-        self.oidc_issuer_url = cluster.identities.apply(lambda ids: ids[0].oidcs[0].issuer)
+        self.oidc_issuer_url = cluster.identities.apply(_oidc_issuer)
         oidc = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
             url=self.oidc_issuer_url,
@@ -120,9 +120,11 @@ class EksCluster(pulumi.ComponentResource):
 
         self.cluster_name = cluster.name
         self.endpoint = cluster.endpoint
-        self.certificate_authority = cluster.certificate_authority.apply(lambda ca: ca.data)
+        self.certificate_authority = cluster.certificate_authority.apply(
+            lambda ca: _required(ca.data, "certificateAuthority.data")
+        )
         self.cluster_security_group_id = cluster.vpc_config.apply(
-            lambda vpc: vpc.cluster_security_group_id
+            lambda vpc: _required(vpc.cluster_security_group_id, "vpcConfig.clusterSecurityGroupId")
         )
         self.oidc_provider_arn = oidc.arn
         self.secrets_key_arn = key.arn
@@ -139,6 +141,17 @@ class EksCluster(pulumi.ComponentResource):
                 "kubeconfig": self.kubeconfig,
             }
         )
+
+
+def _required(value: str | None, what: str) -> str:
+    if not value:
+        raise ValueError(f"EKS returned no {what}")
+    return value
+
+
+def _oidc_issuer(identities: Sequence[aws.eks.outputs.ClusterIdentity]) -> str:
+    oidcs = identities[0].oidcs if identities else None
+    return _required(oidcs[0].issuer if oidcs else None, "identities[0].oidcs[0].issuer")
 
 
 def render_kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:

@@ -23,4 +23,3 @@ def service_trust_policy(service: str) -> str:
 
 def managed_policy_arn(partition: str, policy: str) -> str:
     return f"arn:{partition}:iam::aws:policy/{policy}"
-

@@ -81,7 +81,11 @@ def bucket_access_policy(bucket_arn: str) -> str:
                 {
                     "Sid": "ListTheBucket",
                     "Effect": "Allow",
-                    "Action": ["s3:ListBucket", "s3:GetBucketLocation", "s3:ListBucketMultipartUploads"],
+                    "Action": [
+                        "s3:ListBucket",
+                        "s3:GetBucketLocation",
+                        "s3:ListBucketMultipartUploads",
+                    ],
                     "Resource": bucket_arn,
                 },
                 {

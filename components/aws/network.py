@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -42,8 +42,7 @@ class AwsNetwork(pulumi.ComponentResource):
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
         self.availability_zones = [
-            zones.names.apply(lambda names, i=i: names[i])
-            for i in range(len(args.private_subnet_cidrs))
+            zones.names.apply(_nth(i)) for i in range(len(args.private_subnet_cidrs))
         ]
 
         vpc = aws.ec2.Vpc(
@@ -59,9 +58,7 @@ class AwsNetwork(pulumi.ComponentResource):
         aws.ec2.DefaultSecurityGroup(
             f"{name}-default-sg", vpc_id=vpc.id, tags=tags("default-sg"), opts=child
         )
-        igw = aws.ec2.InternetGateway(
-            f"{name}-igw", vpc_id=vpc.id, tags=tags("igw"), opts=child
-        )
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=tags("igw"), opts=child)
 
         public_rt = aws.ec2.RouteTable(
             f"{name}-public-rt",
@@ -93,7 +90,9 @@ class AwsNetwork(pulumi.ComponentResource):
         nat_count = len(public_subnets) if args.nat_gateways == "perAz" else 1
         nats = []
         for i in range(nat_count):
-            eip = aws.ec2.Eip(f"{name}-nat-{i + 1}-eip", domain="vpc", tags=tags(f"nat-{i + 1}"), opts=child)
+            eip = aws.ec2.Eip(
+                f"{name}-nat-{i + 1}-eip", domain="vpc", tags=tags(f"nat-{i + 1}"), opts=child
+            )
             nats.append(
                 aws.ec2.NatGateway(
                     f"{name}-nat-{i + 1}",
@@ -141,3 +140,15 @@ class AwsNetwork(pulumi.ComponentResource):
                 "private_subnet_ids": self.private_subnet_ids,
             }
         )
+
+
+def _nth(index: int) -> Callable[[list[str]], str]:
+    def pick(names: list[str]) -> str:
+        if index >= len(names):
+            raise ValueError(
+                f"the region offers {len(names)} availability zones without opt-in; "
+                f"gpuinfra:availabilityZoneCount asks for {index + 1}"
+            )
+        return names[index]
+
+    return pick

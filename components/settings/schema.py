@@ -11,10 +11,10 @@ project's config schema only types strings, integers, booleans and arrays.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 ConfigType = Literal["string", "integer", "boolean", "array"]
-ConfigValue = Union[str, int, bool, list[str]]
+ConfigValue = str | int | bool | list[str]
 
 NAMESPACE = "gpuinfra"
 
@@ -32,7 +32,9 @@ class ConfigKey:
         return f"{NAMESPACE}:{self.name}"
 
 
-def _k(name: str, type_: ConfigType, default: ConfigValue, group: str, description: str) -> ConfigKey:
+def _k(
+    name: str, type_: ConfigType, default: ConfigValue, group: str, description: str
+) -> ConfigKey:
     return ConfigKey(name=name, type=type_, default=default, description=description, group=group)
 
 
@@ -174,7 +176,13 @@ KEYS: tuple[ConfigKey, ...] = (
         "gpuPool",
         "Allowed: spot (cheaper, can be reclaimed with a 2-minute notice), onDemand.",
     ),
-    _k("gpuPoolMinNodes", "integer", 0, "gpuPool", "Fewest GPU nodes; 0 lets the pool scale to zero."),
+    _k(
+        "gpuPoolMinNodes",
+        "integer",
+        0,
+        "gpuPool",
+        "Fewest GPU nodes; 0 lets the pool scale to zero.",
+    ),
     _k("gpuPoolDesiredNodes", "integer", 0, "gpuPool", "GPU nodes to start with."),
     _k("gpuPoolMaxNodes", "integer", 2, "gpuPool", "Most GPU nodes."),
     _k(

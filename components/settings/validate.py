@@ -99,7 +99,7 @@ class _Reader:
         except json.JSONDecodeError:
             value = None
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.problem(name, given, "must be a list of strings, e.g. [\"10.0.0.0/24\"]")
+            self.problem(name, given, 'must be a list of strings, e.g. ["10.0.0.0/24"]')
             return tuple(cast(list[str], key.default))
         return tuple(v.strip() for v in value)
 
@@ -179,7 +179,9 @@ def _name_prefix(r: _Reader, stack: str) -> str:
     given = r.string("namePrefix")
     value = given or "gpuinfra-" + re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
     if len(value) > 32 or not _NAME_PREFIX.match(value):
-        allowed = "lowercase letters, digits and hyphens, starting with a letter, at most 32 characters"
+        allowed = (
+            "lowercase letters, digits and hyphens, starting with a letter, at most 32 characters"
+        )
         if not given:
             allowed += f" (derived from the stack name '{stack}'; set namePrefix explicitly)"
         r.problem("namePrefix", value, allowed)
@@ -317,16 +319,25 @@ def _access(r: _Reader) -> AccessSettings:
                 "own networks, or set gpuinfra:allowPublicAdminAccess to true to accept that",
             )
     endpoint_public = r.boolean("apiEndpointPublic")
-    if endpoint_public and not cidrs:
+    if endpoint_public and not any(_is_ipv4(c) for c in cidrs):
         r.problem(
             "apiEndpointPublic",
             True,
-            "a public API endpoint needs gpuinfra:adminCidrs (EKS would otherwise open it to "
-            "0.0.0.0/0); list your networks or set apiEndpointPublic to false",
+            "a public API endpoint needs an IPv4 network in gpuinfra:adminCidrs (EKS would "
+            "otherwise open it to 0.0.0.0/0); list your networks or set apiEndpointPublic to false",
         )
     return AccessSettings(
-        admin_cidrs=cidrs, allow_public_admin_access=allow_public, api_endpoint_public=endpoint_public
+        admin_cidrs=cidrs,
+        allow_public_admin_access=allow_public,
+        api_endpoint_public=endpoint_public,
     )
+
+
+def _is_ipv4(cidr: str) -> bool:
+    try:
+        return ipaddress.ip_network(cidr, strict=False).version == 4
+    except ValueError:
+        return False
 
 
 def _pool_size(r: _Reader, pool: str, min_floor: int) -> PoolSize:
@@ -348,7 +359,9 @@ def _pool_size(r: _Reader, pool: str, min_floor: int) -> PoolSize:
 
 
 def _system_pool(r: _Reader, cloud: str) -> SystemPoolSettings:
-    instance_type = r.string("systemPoolInstanceType") or DEFAULT_SYSTEM_INSTANCE_TYPE.get(cloud, "")
+    instance_type = r.string("systemPoolInstanceType") or DEFAULT_SYSTEM_INSTANCE_TYPE.get(
+        cloud, ""
+    )
     if catalog.find(cloud, instance_type) is not None:
         r.problem(
             "systemPoolInstanceType",
@@ -381,14 +394,19 @@ def _gpu_pool(r: _Reader, cloud: str) -> GpuPoolSettings | None:
             r.problem(
                 "gpuPoolGpuModel",
                 model,
-                f"{instance_type} has {entry.gpu_model} GPUs; drop gpuPoolGpuModel or make them agree",
+                f"{instance_type} has {entry.gpu_model} GPUs; "
+                "drop gpuPoolGpuModel or make the two agree",
             )
             entry = None
     elif model:
         entry = catalog.pick(cloud, model, count)
         if entry is None:
             counts = sorted(
-                {e.gpu_count for e in catalog.instance_types(cloud) if catalog.matches_model(e.gpu_model, model)}
+                {
+                    e.gpu_count
+                    for e in catalog.instance_types(cloud)
+                    if catalog.matches_model(e.gpu_model, model)
+                }
             )
             allowed = (
                 f"{model} comes with {', '.join(map(str, counts))} GPUs per instance on {cloud} "
@@ -418,7 +436,10 @@ def s3_bucket_name_problem(name: str) -> str | None:
     if not 3 <= len(name) <= 63:
         return "must be 3 to 63 characters long"
     if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", name):
-        return "only lowercase letters, digits, dots and hyphens, starting and ending with a letter or digit"
+        return (
+            "only lowercase letters, digits, dots and hyphens, "
+            "starting and ending with a letter or digit"
+        )
     if ".." in name:
         return "must not contain two adjacent dots"
     if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", name):
@@ -460,4 +481,3 @@ def _dns_label(r: _Reader, name: str) -> str:
     if len(value) > 63 or not _DNS_LABEL.match(value):
         r.problem(name, value, "must be a DNS label: lowercase letters, digits and '-', at most 63")
     return value
-

@@ -1,0 +1,56 @@
+"""AwsNetwork: subnets in distinct zones, private nodes behind NAT, one or per-zone NAT."""
+
+from __future__ import annotations
+
+from gpuinfra.engine import Plan
+
+SUBNET = "aws:ec2/subnet:Subnet"
+NAT = "aws:ec2/natGateway:NatGateway"
+ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
+
+
+def _subnets(plan: Plan, kind: str) -> list:
+    return [s for s in plan.of_type(SUBNET) if f"-{kind}-" in s.name]
+
+
+def test_public_and_private_subnets_in_two_zones(dev_plan: Plan) -> None:
+    for kind in ("public", "private"):
+        subnets = _subnets(dev_plan, kind)
+        assert len(subnets) == 2
+        zones = {s.inputs["availabilityZone"] for s in subnets}
+        assert zones == {"us-east-1a", "us-east-1b"}
+        assert all(s.inputs["mapPublicIpOnLaunch"] is False for s in subnets)
+    private_tags = [s.inputs["tags"] for s in _subnets(dev_plan, "private")]
+    assert all(t["kubernetes.io/role/internal-elb"] == "1" for t in private_tags)
+
+
+def test_private_subnets_route_through_nat_only(dev_plan: Plan) -> None:
+    nat_ids = {n.id for n in dev_plan.of_type(NAT)}
+    for table in dev_plan.of_type(ROUTE_TABLE):
+        routes = table.inputs["routes"]
+        assert [r["cidrBlock"] for r in routes] == ["0.0.0.0/0"]
+        if "private" in table.name:
+            assert routes[0]["natGatewayId"] in nat_ids and "gatewayId" not in routes[0]
+        else:
+            assert routes[0]["gatewayId"].startswith("igw-")
+
+
+def test_dev_has_one_nat_gateway(dev_plan: Plan) -> None:
+    nats = dev_plan.of_type(NAT)
+    assert len(nats) == 1
+    private_tables = [t for t in dev_plan.of_type(ROUTE_TABLE) if "private" in t.name]
+    assert {t.inputs["routes"][0]["natGatewayId"] for t in private_tables} == {nats[0].id}
+
+
+def test_prod_has_a_nat_gateway_per_zone(prod_plan: Plan) -> None:
+    nats = prod_plan.of_type(NAT)
+    assert len(nats) == 3
+    public_ids = {s.id for s in _subnets(prod_plan, "public")}
+    assert {n.inputs["subnetId"] for n in nats} == public_ids
+    private_tables = [t for t in prod_plan.of_type(ROUTE_TABLE) if "private" in t.name]
+    assert len({t.inputs["routes"][0]["natGatewayId"] for t in private_tables}) == 3
+
+
+def test_default_security_group_is_emptied(dev_plan: Plan) -> None:
+    group = dev_plan.one("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup")
+    assert not group.inputs.get("ingress") and not group.inputs.get("egress")

@@ -1,0 +1,53 @@
+"""Shared fixtures: build a stack from a shipped stack file plus overrides, under the mock engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from components.settings import load_settings
+from gpuinfra.engine import Plan, run_program
+from gpuinfra.project import engine_text, load_project, load_stack_config
+from stacks import build_stack
+
+ROOT = Path(__file__).resolve().parent.parent
+
+BuildStack = Callable[..., Plan]
+
+
+def stack_config(stack: str, overrides: Mapping[str, object] | None = None) -> dict[str, str]:
+    """A shipped stack's config with some `gpuinfra:` keys replaced (None removes a key)."""
+    config = dict(load_stack_config(load_project(ROOT), stack).values)
+    for key, value in (overrides or {}).items():
+        qualified = key if ":" in key else f"gpuinfra:{key}"
+        if value is None:
+            config.pop(qualified, None)
+        else:
+            config[qualified] = engine_text(value)
+    return config
+
+
+def build(stack: str = "dev", overrides: Mapping[str, object] | None = None) -> Plan:
+    return run_program(
+        lambda: build_stack(load_settings()),
+        project="gpuinfra",
+        stack=stack,
+        config=stack_config(stack, overrides),
+    )
+
+
+@pytest.fixture(scope="session")
+def dev_plan() -> Plan:
+    return build("dev")
+
+
+@pytest.fixture(scope="session")
+def prod_plan() -> Plan:
+    return build("prod")
+
+
+@pytest.fixture
+def build_stack_plan() -> BuildStack:
+    return build
