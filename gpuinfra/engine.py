@@ -7,6 +7,7 @@ its type, name, parent, provider, options and inputs as the engine receives them
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,9 +93,9 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         urn = self.make_urn(request.parent, request.type, request.name)
         if urn in self.resources:
-            error = DuplicateResourceError(f"duplicate resource URN {urn}")
-            self.errors.append(error)
-            raise error
+            # Recorded, not raised: an exception here is swallowed by the SDK's RPC
+            # plumbing; `run_program` raises it once the program has finished.
+            self.errors.append(DuplicateResourceError(f"duplicate resource URN {urn}"))
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
@@ -147,14 +148,26 @@ def run_program(
     region = config.get("aws:region") or "us-east-1"
     mocks = _CloudMocks(region)
     monitor = _RecordingMonitor(mocks)
-    pulumi_settings.ROOT.set(None)
-    pulumi.runtime.set_all_config(dict(config), list(secret_keys))
-    pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, monitor=monitor)
-    root = pulumi_settings.get_root_resource()
-    _sync_await(run_pulumi_func(program))
-    if monitor.errors:
-        raise monitor.errors[0]
-    outputs, secret = _sync_await(_resolve_exports(getattr(root, "outputs", {})))
+    # A fresh event loop per run: a program that failed half-way must not leave
+    # registrations behind that would surface in the next run (tests run many).
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        pulumi_settings.ROOT.set(None)
+        pulumi.runtime.set_all_config(dict(config), list(secret_keys))
+        pulumi.runtime.set_mocks(
+            mocks, project=project, stack=stack, preview=False, monitor=monitor
+        )
+        # As `pulumi.runtime.test` does: forget outputs a previous run left pending.
+        pulumi_settings.SETTINGS.rpc_manager.clear()
+        pulumi_settings.SETTINGS.outputs.clear()
+        root = pulumi_settings.get_root_resource()
+        _sync_await(run_pulumi_func(program))
+        if monitor.errors:
+            raise monitor.errors[0]
+        outputs, secret = _sync_await(_resolve_exports(getattr(root, "outputs", {})))
+    finally:
+        _close(loop)
     return Plan(
         project=project,
         stack=stack,
@@ -162,6 +175,16 @@ def run_program(
         outputs=outputs,
         secret_outputs=secret,
     )
+
+
+def _close(loop: asyncio.AbstractEventLoop) -> None:
+    pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.close()
+    asyncio.set_event_loop(None)
 
 
 async def _resolve_exports(exports: Mapping[str, Any]) -> tuple[dict[str, Any], set[str]]:

@@ -1,0 +1,84 @@
+"""The mock engine itself: records what it is given, refuses what a real engine would."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+import pytest
+
+from gpuinfra.engine import DuplicateResourceError, run_program
+from gpuinfra.mock_outputs import UnmockedCallError
+
+
+def _run(program):  # type: ignore[no-untyped-def]
+    return run_program(program, project="p", stack="s", config={"aws:region": "eu-west-1"})
+
+
+def test_records_type_name_parent_inputs_and_protect() -> None:
+    class Box(pulumi.ComponentResource):
+        def __init__(self, name: str) -> None:
+            super().__init__("test:index:Box", name)
+            aws.s3.Bucket(
+                f"{name}-bucket",
+                tags={"k": "v"},
+                opts=pulumi.ResourceOptions(parent=self, protect=True),
+            )
+            self.register_outputs({})
+
+    plan = _run(lambda: Box("box"))
+    box = plan.one("test:index:Box")
+    bucket = plan.one("aws:s3/bucket:Bucket")
+    assert bucket.parent == box.urn and not box.custom and bucket.custom
+    assert bucket.protect is True and box.protect is False
+    assert bucket.inputs == {"tags": {"k": "v"}}
+    assert bucket.outputs["arn"] == f"arn:aws:s3:::{bucket.outputs['bucket']}"
+    assert bucket.outputs["region"] == "eu-west-1"
+
+
+def test_ids_are_stable_between_runs() -> None:
+    def program() -> None:
+        aws.ec2.Vpc("net", cidr_block="10.0.0.0/16")
+
+    first = _run(program).one("aws:ec2/vpc:Vpc")
+    second = _run(program).one("aws:ec2/vpc:Vpc")
+    assert first.id == second.id and first.id is not None and first.id.startswith("vpc-")
+
+
+def test_duplicate_resource_names_are_refused() -> None:
+    def program() -> None:
+        aws.ec2.Vpc("same", cidr_block="10.0.0.0/16")
+        aws.ec2.Vpc("same", cidr_block="10.1.0.0/16")
+
+    with pytest.raises(DuplicateResourceError, match="same"):
+        _run(program)
+
+
+def test_unmocked_lookup_fails_loudly() -> None:
+    def program() -> None:
+        aws.ec2.get_vpc_output(default=True).id.apply(lambda _: None)
+
+    with pytest.raises(UnmockedCallError, match="getVpc"):
+        _run(program)
+
+
+def test_applies_run_and_their_errors_surface() -> None:
+    def program() -> None:
+        vpc = aws.ec2.Vpc("net", cidr_block="10.0.0.0/16")
+
+        def boom(_: str) -> str:
+            raise RuntimeError("apply ran")
+
+        vpc.id.apply(boom)
+
+    with pytest.raises(RuntimeError, match="apply ran"):
+        _run(program)
+
+
+def test_exports_and_secrets() -> None:
+    def program() -> None:
+        pulumi.export("plain", "a")
+        pulumi.export("hidden", pulumi.Output.secret("b"))
+
+    plan = _run(program)
+    assert plan.outputs == {"plain": "a", "hidden": "b"}
+    assert plan.secret_outputs == {"hidden"}
