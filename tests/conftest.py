@@ -1,4 +1,4 @@
-"""Shared fixtures: build a stack from a shipped stack file plus overrides, under the mock engine."""
+"""Shared fixtures: a shipped stack plus overrides, built under the mock engine."""
 
 from __future__ import annotations
 

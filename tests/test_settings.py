@@ -12,7 +12,9 @@ GOOD = {"gpuPoolInstanceType": "g5.xlarge"}
 
 def problems(raw: dict[str, str], provider: dict[str, str] | None = None) -> list[str]:
     with pytest.raises(SettingsError) as caught:
-        parse_settings({**GOOD, **raw}, stack="dev", provider_config=REGION if provider is None else provider)
+        parse_settings(
+            {**GOOD, **raw}, stack="dev", provider_config=REGION if provider is None else provider
+        )
     return [str(p) for p in caught.value.problems]
 
 
@@ -59,7 +61,9 @@ def test_gpu_model_and_count_pick_the_instance_type() -> None:
 
 
 def test_gpu_model_with_impossible_count_names_possible_counts() -> None:
-    message = problems({"gpuPoolInstanceType": "", "gpuPoolGpuModel": "H100", "gpuPoolGpuCount": "3"})
+    message = problems(
+        {"gpuPoolInstanceType": "", "gpuPoolGpuModel": "H100", "gpuPoolGpuCount": "3"}
+    )
     assert len(message) == 1 and "gpuinfra:gpuPoolGpuModel" in message[0] and "8 GPUs" in message[0]
 
 
@@ -76,10 +80,22 @@ def test_no_gpu_type_at_all() -> None:
 @pytest.mark.parametrize(
     ("raw", "key", "fragment"),
     [
-        ({"gpuPoolMinNodes": "2", "gpuPoolDesiredNodes": "1"}, "gpuPoolMinNodes", "must not exceed"),
-        ({"gpuPoolDesiredNodes": "3", "gpuPoolMaxNodes": "2"}, "gpuPoolDesiredNodes", "must not exceed"),
+        (
+            {"gpuPoolMinNodes": "2", "gpuPoolDesiredNodes": "1"},
+            "gpuPoolMinNodes",
+            "must not exceed",
+        ),
+        (
+            {"gpuPoolDesiredNodes": "3", "gpuPoolMaxNodes": "2"},
+            "gpuPoolDesiredNodes",
+            "must not exceed",
+        ),
         ({"gpuPoolMinNodes": "-1"}, "gpuPoolMinNodes", "0 or more"),
-        ({"systemPoolMinNodes": "0", "systemPoolDesiredNodes": "0"}, "systemPoolMinNodes", "1 or more"),
+        (
+            {"systemPoolMinNodes": "0", "systemPoolDesiredNodes": "0"},
+            "systemPoolMinNodes",
+            "1 or more",
+        ),
         ({"gpuPoolMaxNodes": "0"}, "gpuPoolMaxNodes", "1 or more"),
         ({"gpuPoolMaxNodes": "two"}, "gpuPoolMaxNodes", "whole number"),
     ],
@@ -123,7 +139,9 @@ def test_subnets_overlapping_across_public_and_private() -> None:
             "privateSubnetCidrs": '["10.0.1.0/24", "10.0.32.0/19"]',
         }
     )
-    assert "privateSubnetCidrs" in message and "overlaps 10.0.1.0/24 in publicSubnetCidrs" in message
+    assert (
+        "privateSubnetCidrs" in message and "overlaps 10.0.1.0/24 in publicSubnetCidrs" in message
+    )
 
 
 @pytest.mark.parametrize("world", ["0.0.0.0/0", "::/0"])

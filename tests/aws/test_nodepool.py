@@ -21,7 +21,10 @@ def test_gpu_pool_from_dev_config(dev_plan: Plan) -> None:
 
 
 def test_gpu_pool_is_tainted(dev_plan: Plan, prod_plan: Plan) -> None:
-    for plan, name in ((dev_plan, "gpuinfra-dev-gpu-nodes"), (prod_plan, "gpuinfra-prod-gpu-nodes")):
+    for plan, name in (
+        (dev_plan, "gpuinfra-dev-gpu-nodes"),
+        (prod_plan, "gpuinfra-prod-gpu-nodes"),
+    ):
         taints = plan.one(NODE_GROUP, name).inputs["taints"]
         assert taints == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
 

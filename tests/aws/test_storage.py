@@ -40,7 +40,12 @@ def test_encrypted(dev_plan: Plan) -> None:
 
 def test_private(dev_plan: Plan) -> None:
     block = dev_plan.one("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").inputs
-    for flag in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets"):
+    for flag in (
+        "blockPublicAcls",
+        "blockPublicPolicy",
+        "ignorePublicAcls",
+        "restrictPublicBuckets",
+    ):
         assert block[flag] is True
     ownership = dev_plan.one("aws:s3/bucketOwnershipControls:BucketOwnershipControls").inputs
     assert ownership["rule"]["objectOwnership"] == "BucketOwnerEnforced"
@@ -54,12 +59,14 @@ def test_tls_only_policy(dev_plan: Plan) -> None:
 
 
 def test_lifecycle_rules(build_stack_plan: BuildStack) -> None:
-    plan = build_stack_plan("dev", {"noncurrentVersionExpirationDays": 45, "abortIncompleteUploadDays": 3})
+    plan = build_stack_plan(
+        "dev", {"noncurrentVersionExpirationDays": 45, "abortIncompleteUploadDays": 3}
+    )
     rules = {
         r["id"]: r
-        for r in plan.one("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").inputs[
-            "rules"
-        ]
+        for r in plan.one(
+            "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
+        ).inputs["rules"]
     }
     abort = rules["abort-incomplete-multipart-uploads"]["abortIncompleteMultipartUpload"]
     assert abort["daysAfterInitiation"] == 3
@@ -70,6 +77,8 @@ def test_lifecycle_rules(build_stack_plan: BuildStack) -> None:
 
 def test_every_bucket_setting_targets_the_bucket(dev_plan: Plan) -> None:
     bucket = dev_plan.one("aws:s3/bucket:Bucket")
-    settings = [r for r in dev_plan.resources if r.type.startswith("aws:s3/bucket") and r is not bucket]
+    settings = [
+        r for r in dev_plan.resources if r.type.startswith("aws:s3/bucket") and r is not bucket
+    ]
     assert len(settings) == 6
     assert all(r.inputs["bucket"] == bucket.id for r in settings)
