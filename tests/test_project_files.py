@@ -75,3 +75,22 @@ def test_requirements_pin_major_versions() -> None:
             entry for entry in lines if entry.split(">")[0].split("<")[0].split("=")[0] == package
         ]
         assert bound in line, line
+
+
+def _first_screen_commands() -> list[str]:
+    first_screen = (ROOT / "README.md").read_text().split("\n## ", 1)[0]
+    blocks = first_screen.split("```bash\n")[1:]
+    return [block.split("```", 1)[0].strip() for block in blocks]
+
+
+def test_readme_first_screen_has_exactly_two_commands() -> None:
+    commands = _first_screen_commands()
+    assert len(commands) == 2
+    assert all("\n" not in command for command in commands)
+    assert commands[0].endswith("gpuinfra preview --stack dev")
+    assert commands[1].endswith("python -m pytest")
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert _first_screen_commands()[1] in ci.splitlines()

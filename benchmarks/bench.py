@@ -1,0 +1,80 @@
+"""Wall-clock figures for the issue notes: offline preview and test-suite timings.
+
+Run from the repository root with the project's venv:
+
+    .venv/bin/python benchmarks/bench.py            # preview x5, bare-import floor, tests x1
+    .venv/bin/python benchmarks/bench.py --skip-tests
+
+"Cold" means a new Python process each time (the OS file cache is warm, as it is for a
+user who runs the command twice); the bare-import floor is the time to import the
+provider SDK modules the AWS stack touches, which no preview can beat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FLOOR = (
+    "import pulumi, pulumi_aws as aws\n"
+    "for m in ('ec2', 'eks', 'iam', 'kms', 's3', 'cloudwatch', 'vpc'):\n"
+    "    getattr(aws, m).__name__\n"
+    "aws.ec2.Vpc; aws.eks.Cluster; aws.iam.Role; aws.kms.Key; aws.s3.Bucket\n"
+    "aws.cloudwatch.LogGroup; aws.vpc.SecurityGroupIngressRule\n"
+)
+
+
+def timed(cmd: list[str], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if result.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed:\n{result.stderr[-2000:]}")
+    return times
+
+
+def row(label: str, times: list[float]) -> str:
+    best, median = min(times), statistics.median(times)
+    return f"| {label} | {len(times)} | {best:.2f} | {median:.2f} | {max(times):.2f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-tests", action="store_true")
+    args = parser.parse_args()
+
+    py = sys.executable
+    rows = [
+        row(
+            "`gpuinfra preview --stack dev`",
+            timed([py, "-m", "gpuinfra", "preview", "--stack", "dev"], args.runs),
+        ),
+        row(
+            "`gpuinfra preview --stack prod --json`",
+            timed([py, "-m", "gpuinfra", "preview", "--stack", "prod", "--json"], args.runs),
+        ),
+        row("floor: import pulumi + the AWS SDK modules used", timed([py, "-c", FLOOR], args.runs)),
+        row("floor: `python -c pass`", timed([py, "-c", "pass"], args.runs)),
+    ]
+    if not args.skip_tests:
+        rows.append(
+            row(
+                "`python -m pytest -q` (whole suite)",
+                timed([py, "-m", "pytest", "-q", "-p", "no:cacheprovider"], 1),
+            )
+        )
+    print("| what | runs | best s | median s | worst s |")
+    print("|---|---|---|---|---|")
+    print("\n".join(rows))
+
+
+if __name__ == "__main__":
+    main()
