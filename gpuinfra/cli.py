@@ -22,7 +22,7 @@ def _preview(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.json:
-        json.dump(plan_json(plan, cloud), sys.stdout, indent=2, sort_keys=False)
+        json.dump(plan_json(plan, cloud), sys.stdout, indent=2, sort_keys=True)
         print()
     else:
         print(tree(plan))

@@ -19,7 +19,7 @@ from pulumi.runtime import settings as pulumi_settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from . import mock_outputs
+from . import mocks as mock_outputs
 
 
 class DuplicateResourceError(Exception):

@@ -7,7 +7,7 @@ import pulumi_aws as aws
 import pytest
 
 from gpuinfra.engine import DuplicateResourceError, run_program
-from gpuinfra.mock_outputs import UnmockedCallError
+from gpuinfra.mocks import UnmockedCallError
 
 
 def _run(program):  # type: ignore[no-untyped-def]

@@ -5,10 +5,11 @@ from __future__ import annotations
 import pulumi
 from pulumi.runtime import config as runtime_config
 
+from .clouds import RULES
 from .errors import Problem, SettingsError
 from .model import Settings
 from .schema import KEYS, NAMESPACE
-from .validate import REGION_KEY, parse_settings
+from .validate import parse_settings
 
 __all__ = ["KEYS", "Problem", "Settings", "SettingsError", "load_settings", "parse_settings"]
 
@@ -27,5 +28,6 @@ def load_settings() -> Settings:
     given = _given_config()
     prefix = f"{NAMESPACE}:"
     raw = {key[len(prefix) :]: value for key, value in given.items() if key.startswith(prefix)}
-    provider = {key: value for key, value in given.items() if key in REGION_KEY.values()}
+    region_keys = {rules.region_key for rules in RULES.values()}
+    provider = {key: value for key, value in given.items() if key in region_keys}
     return parse_settings(raw, stack=pulumi.get_stack(), provider_config=provider)

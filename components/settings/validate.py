@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
-import json
 import re
 from collections.abc import Mapping
 from typing import cast
 
 from components import catalog
 
-from .errors import Problem, SettingsError
+from .clouds import RULES, CloudRules
+from .errors import SettingsError
 from .model import (
     AccessSettings,
     CapacityType,
@@ -30,14 +30,12 @@ from .model import (
     StorageSettings,
     SystemPoolSettings,
 )
+from .reader import ConfigReader
 from .schema import BY_NAME, NAMESPACE
 
-SUPPORTED_CLOUDS = ("aws",)
 MIN_KUBERNETES_MINOR = 31
 """podFailurePolicy (how training Jobs ignore spot preemptions) is GA from 1.31."""
 
-DEFAULT_SYSTEM_INSTANCE_TYPE = {"aws": "m6i.large"}
-REGION_KEY = {"aws": "aws:region"}
 CLUSTER_LOG_TYPES = ("api", "audit", "authenticator", "controllerManager", "scheduler")
 CLOUDWATCH_RETENTION_DAYS = (
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
@@ -45,70 +43,6 @@ CLOUDWATCH_RETENTION_DAYS = (
 )  # fmt: skip
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _NAME_PREFIX = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
-_AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$")
-
-
-class _Reader:
-    """Reads typed values, recording a problem (and returning the default) on bad input."""
-
-    def __init__(self, raw: Mapping[str, str]) -> None:
-        self.raw = raw
-        self.problems: list[Problem] = []
-
-    def problem(self, name: str, value: object, allowed: str) -> None:
-        key = name if ":" in name else f"{NAMESPACE}:{name}"
-        self.problems.append(Problem(key, value, allowed))
-
-    def _given(self, name: str) -> str | None:
-        return self.raw.get(name)
-
-    def string(self, name: str) -> str:
-        key = BY_NAME[name]
-        given = self._given(name)
-        return str(key.default) if given is None else given.strip()
-
-    def integer(self, name: str) -> int:
-        key = BY_NAME[name]
-        given = self._given(name)
-        if given is None:
-            return cast(int, key.default)
-        try:
-            return int(given.strip())
-        except ValueError:
-            self.problem(name, given, "must be a whole number")
-            return cast(int, key.default)
-
-    def boolean(self, name: str) -> bool:
-        key = BY_NAME[name]
-        given = self._given(name)
-        if given is None:
-            return cast(bool, key.default)
-        lowered = given.strip().lower()
-        if lowered in ("true", "false"):
-            return lowered == "true"
-        self.problem(name, given, "must be true or false")
-        return cast(bool, key.default)
-
-    def strings(self, name: str) -> tuple[str, ...]:
-        key = BY_NAME[name]
-        given = self._given(name)
-        if given is None:
-            return tuple(cast(list[str], key.default))
-        try:
-            value = json.loads(given)
-        except json.JSONDecodeError:
-            value = None
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            self.problem(name, given, 'must be a list of strings, e.g. ["10.0.0.0/24"]')
-            return tuple(cast(list[str], key.default))
-        return tuple(v.strip() for v in value)
-
-    def one_of(self, name: str, allowed: tuple[str, ...]) -> str:
-        value = self.string(name)
-        if value not in allowed:
-            self.problem(name, value, "allowed: " + ", ".join(allowed))
-            return cast(str, BY_NAME[name].default)
-        return value
 
 
 def parse_settings(
@@ -122,18 +56,19 @@ def parse_settings(
     `provider_config` holds other namespaces' keys the program needs, such as
     `aws:region`. Raises `SettingsError` listing every problem found.
     """
-    r = _Reader(raw)
+    r = ConfigReader(raw)
     _check_unknown_keys(r)
 
-    cloud = r.one_of("cloud", SUPPORTED_CLOUDS)
-    region = _region(r, cloud, provider_config or {})
+    cloud = r.one_of("cloud", tuple(RULES))
+    rules = RULES[cloud]
+    region = _region(r, rules, provider_config or {})
     name_prefix = _name_prefix(r, stack)
     cluster = _cluster(r)
     network = _network(r)
     access = _access(r)
-    system_pool = _system_pool(r, cloud)
+    system_pool = _system_pool(r, rules)
     gpu_pool = _gpu_pool(r, cloud)
-    storage = _storage(r, cloud)
+    storage = _storage(r, rules)
     identity = IdentitySettings(
         namespace=_dns_label(r, "trainingNamespace"),
         service_account=_dns_label(r, "trainingServiceAccount"),
@@ -156,7 +91,7 @@ def parse_settings(
     )
 
 
-def _check_unknown_keys(r: _Reader) -> None:
+def _check_unknown_keys(r: ConfigReader) -> None:
     for name in sorted(r.raw):
         if name in BY_NAME:
             continue
@@ -165,17 +100,21 @@ def _check_unknown_keys(r: _Reader) -> None:
         r.problem(name, r.raw[name], f"unknown setting; {hint}")
 
 
-def _region(r: _Reader, cloud: str, provider_config: Mapping[str, str]) -> str:
-    key = REGION_KEY.get(cloud, "aws:region")
+def _region(r: ConfigReader, rules: CloudRules, provider_config: Mapping[str, str]) -> str:
+    key = rules.region_key
     region = (provider_config.get(key) or "").strip()
     if not region:
-        r.problem(key, None, f"required: set it with `pulumi config set {key} us-east-1`")
-    elif not _AWS_REGION.match(region):
-        r.problem(key, region, "must be an AWS region name such as us-east-1")
+        r.problem(
+            key, None, f"required: set it with `pulumi config set {key} {rules.region_example}`"
+        )
+    elif not rules.region_pattern.match(region):
+        r.problem(
+            key, region, f"must be a {rules.title} region name such as {rules.region_example}"
+        )
     return region
 
 
-def _name_prefix(r: _Reader, stack: str) -> str:
+def _name_prefix(r: ConfigReader, stack: str) -> str:
     given = r.string("namePrefix")
     value = given or "gpuinfra-" + re.sub(r"[^a-z0-9-]+", "-", stack.lower()).strip("-")
     if len(value) > 32 or not _NAME_PREFIX.match(value):
@@ -188,7 +127,7 @@ def _name_prefix(r: _Reader, stack: str) -> str:
     return value
 
 
-def _cluster(r: _Reader) -> ClusterSettings:
+def _cluster(r: ConfigReader) -> ClusterSettings:
     version = r.string("kubernetesVersion")
     match = re.fullmatch(r"1\.(\d+)", version)
     if not match:
@@ -220,7 +159,7 @@ def _cluster(r: _Reader) -> ClusterSettings:
     )
 
 
-def _ipv4_network(r: _Reader, name: str, value: str) -> ipaddress.IPv4Network | None:
+def _ipv4_network(r: ConfigReader, name: str, value: str) -> ipaddress.IPv4Network | None:
     try:
         return ipaddress.IPv4Network(value, strict=True)
     except ValueError:
@@ -233,7 +172,7 @@ def _ipv4_network(r: _Reader, name: str, value: str) -> ipaddress.IPv4Network | 
         return None
 
 
-def _network(r: _Reader) -> NetworkSettings:
+def _network(r: ConfigReader) -> NetworkSettings:
     vpc_cidr = r.string("vpcCidr")
     vpc = _ipv4_network(r, "vpcCidr", vpc_cidr)
     if vpc is not None and not 16 <= vpc.prefixlen <= 20:
@@ -278,7 +217,7 @@ def _carve_public(vpc: ipaddress.IPv4Network, zones: int) -> list[ipaddress.IPv4
 
 
 def _check_subnets(
-    r: _Reader,
+    r: ConfigReader,
     vpc: ipaddress.IPv4Network | None,
     zones: int,
     lists: dict[str, tuple[str, ...]],
@@ -302,7 +241,7 @@ def _check_subnets(
             seen.append((name, net))
 
 
-def _access(r: _Reader) -> AccessSettings:
+def _access(r: ConfigReader) -> AccessSettings:
     allow_public = r.boolean("allowPublicAdminAccess")
     cidrs = r.strings("adminCidrs")
     for cidr in cidrs:
@@ -340,7 +279,7 @@ def _is_ipv4(cidr: str) -> bool:
         return False
 
 
-def _pool_size(r: _Reader, pool: str, min_floor: int) -> PoolSize:
+def _pool_size(r: ConfigReader, pool: str, min_floor: int) -> PoolSize:
     keys = {part: f"{pool}{part.capitalize()}Nodes" for part in ("min", "desired", "max")}
     lo, mid, hi = (r.integer(keys[p]) for p in ("min", "desired", "max"))
     ok = True
@@ -358,11 +297,9 @@ def _pool_size(r: _Reader, pool: str, min_floor: int) -> PoolSize:
     return PoolSize(min_nodes=lo, desired_nodes=mid, max_nodes=hi)
 
 
-def _system_pool(r: _Reader, cloud: str) -> SystemPoolSettings:
-    instance_type = r.string("systemPoolInstanceType") or DEFAULT_SYSTEM_INSTANCE_TYPE.get(
-        cloud, ""
-    )
-    if catalog.find(cloud, instance_type) is not None:
+def _system_pool(r: ConfigReader, rules: CloudRules) -> SystemPoolSettings:
+    instance_type = r.string("systemPoolInstanceType") or rules.default_system_instance_type
+    if catalog.find(rules.cloud, instance_type) is not None:
         r.problem(
             "systemPoolInstanceType",
             instance_type,
@@ -371,7 +308,7 @@ def _system_pool(r: _Reader, cloud: str) -> SystemPoolSettings:
     return SystemPoolSettings(instance_type=instance_type, size=_pool_size(r, "systemPool", 1))
 
 
-def _gpu_pool(r: _Reader, cloud: str) -> GpuPoolSettings | None:
+def _gpu_pool(r: ConfigReader, cloud: str) -> GpuPoolSettings | None:
     instance_type = r.string("gpuPoolInstanceType")
     model = r.string("gpuPoolGpuModel")
     count = r.integer("gpuPoolGpuCount")
@@ -431,37 +368,12 @@ def _gpu_pool(r: _Reader, cloud: str) -> GpuPoolSettings | None:
     return GpuPoolSettings(instance=entry, capacity_type=capacity, size=size, disk_size_gb=disk)
 
 
-def s3_bucket_name_problem(name: str) -> str | None:
-    """Why `name` breaks S3's general-purpose bucket naming rules, or None."""
-    if not 3 <= len(name) <= 63:
-        return "must be 3 to 63 characters long"
-    if not re.fullmatch(r"[a-z0-9][a-z0-9.-]*[a-z0-9]", name):
-        return (
-            "only lowercase letters, digits, dots and hyphens, "
-            "starting and ending with a letter or digit"
-        )
-    if ".." in name:
-        return "must not contain two adjacent dots"
-    if re.fullmatch(r"\d+\.\d+\.\d+\.\d+", name):
-        return "must not look like an IP address"
-    for prefix in ("xn--", "sthree-", "amzn-s3-demo-"):
-        if name.startswith(prefix):
-            return f"must not start with '{prefix}' (reserved by S3)"
-    for suffix in ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"):
-        if name.endswith(suffix):
-            return f"must not end with '{suffix}' (reserved by S3)"
-    return None
-
-
-_BUCKET_RULES = {"aws": s3_bucket_name_problem}
-
-
-def _storage(r: _Reader, cloud: str) -> StorageSettings:
+def _storage(r: ConfigReader, rules: CloudRules) -> StorageSettings:
     name = r.string("bucketName")
     if name:
-        problem = _BUCKET_RULES[cloud](name) if cloud in _BUCKET_RULES else None
+        problem = rules.bucket_name_problem(name)
         if problem:
-            r.problem("bucketName", name, f"{problem} ({cloud} bucket naming rules)")
+            r.problem("bucketName", name, f"{problem} ({rules.title} bucket naming rules)")
     noncurrent = r.integer("noncurrentVersionExpirationDays")
     if not 1 <= noncurrent <= 3650:
         r.problem("noncurrentVersionExpirationDays", noncurrent, "must be between 1 and 3650")
@@ -476,7 +388,7 @@ def _storage(r: _Reader, cloud: str) -> StorageSettings:
     )
 
 
-def _dns_label(r: _Reader, name: str) -> str:
+def _dns_label(r: ConfigReader, name: str) -> str:
     value = r.string(name)
     if len(value) > 63 or not _DNS_LABEL.match(value):
         r.problem(name, value, "must be a DNS label: lowercase letters, digits and '-', at most 63")

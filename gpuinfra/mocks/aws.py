@@ -1,37 +1,14 @@
-"""Realistic outputs for the resources and lookups the program makes, with no cloud.
-
-Ids and names are derived from a hash of the resource's type and name, so two runs
-of the same program give the same plan (the plan diff relies on that).
-"""
+"""AWS: outputs of the resources and lookups the AWS stack uses."""
 
 from __future__ import annotations
 
-import base64
-import hashlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-ACCOUNT_ID = "123456789012"
-_FAKE_CA = base64.b64encode(
-    b"-----BEGIN CERTIFICATE-----\nMIIB-offline-preview-not-a-real-certificate\n"
-    b"-----END CERTIFICATE-----\n"
-).decode()
+from .common import ACCOUNT_ID, FAKE_CA, CallHandler, CloudMocks, ResourceHandler, autoname, digest
 
 
-def digest(*parts: str, length: int = 8) -> str:
-    return hashlib.sha256("::".join(parts).encode()).hexdigest()[:length]
-
-
-def autoname(type_: str, name: str) -> str:
-    """What a provider's auto-naming would produce: the logical name plus a suffix."""
-    return f"{name}-{digest(type_, name, length=7)}"
-
-
-class UnmockedCallError(Exception):
-    """The program made a lookup the mock engine cannot answer: add it below."""
-
-
-def _aws_arn(service: str, region: str, resource: str) -> str:
+def aws_arn(service: str, region: str, resource: str) -> str:
     return f"arn:aws:{service}:{region}:{ACCOUNT_ID}:{resource}"
 
 
@@ -42,9 +19,9 @@ def _aws_arn(service: str, region: str, resource: str) -> str:
 def _eks_cluster(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     cluster = state.setdefault("name", autoname("eks", name))
     token = digest("eks", cluster, length=32).upper()
-    state["arn"] = _aws_arn("eks", region, f"cluster/{cluster}")
+    state["arn"] = aws_arn("eks", region, f"cluster/{cluster}")
     state["endpoint"] = f"https://{token}.gr7.{region}.eks.amazonaws.com"
-    state["certificateAuthority"] = {"data": _FAKE_CA}
+    state["certificateAuthority"] = {"data": FAKE_CA}
     state["identities"] = [
         {"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{token}"}]}
     ]
@@ -59,6 +36,7 @@ def _eks_cluster(name: str, inputs: Mapping[str, Any], state: dict[str, Any], re
 def _iam_role(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     role = state.setdefault("name", autoname("role", name))
     state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:role/{role}"
+    state["id"] = role
     state["uniqueId"] = "AROA" + digest("role", role, length=17).upper()
 
 
@@ -72,12 +50,13 @@ def _oidc_provider(
 def _kms_key(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     key_id = "-".join(digest("kms", name, str(i), length=n) for i, n in enumerate((8, 4, 4, 4, 12)))
     state["keyId"] = key_id
-    state["arn"] = _aws_arn("kms", region, f"key/{key_id}")
+    state["arn"] = aws_arn("kms", region, f"key/{key_id}")
 
 
 def _s3_bucket(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     bucket = state.setdefault("bucket", autoname("s3", name))
     state["arn"] = f"arn:aws:s3:::{bucket}"
+    state["id"] = bucket
     state["bucketDomainName"] = f"{bucket}.s3.amazonaws.com"
     state["bucketRegionalDomainName"] = f"{bucket}.s3.{region}.amazonaws.com"
     state["region"] = region
@@ -110,7 +89,7 @@ _ID_PREFIX = {
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr",
 }
 
-_HANDLERS: dict[str, Callable[[str, Mapping[str, Any], dict[str, Any], str], None]] = {
+_RESOURCES: dict[str, ResourceHandler] = {
     "aws:eks/cluster:Cluster": _eks_cluster,
     "aws:iam/role:Role": _iam_role,
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
@@ -119,32 +98,6 @@ _HANDLERS: dict[str, Callable[[str, Mapping[str, Any], dict[str, Any], str], Non
     "aws:ec2/eip:Eip": _eip,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
 }
-
-
-def resource_outputs(
-    type_: str, name: str, inputs: Mapping[str, Any], *, custom: bool, region: str
-) -> tuple[str | None, dict[str, Any]]:
-    """The (id, state) a real provider would return after creating the resource."""
-    state = dict(inputs)
-    if not custom:
-        return None, state
-    handler = _HANDLERS.get(type_)
-    if handler is not None:
-        handler(name, inputs, state, region)
-    prefix = _ID_PREFIX.get(type_)
-    if prefix:
-        resource_id = f"{prefix}-{digest(type_, name, length=17)}"
-    elif type_ == "aws:s3/bucket:Bucket":
-        resource_id = state["bucket"]
-    elif type_ == "aws:iam/role:Role":
-        resource_id = state["name"]
-    else:
-        resource_id = f"{name}-{digest(type_, name)}"
-    if type_.startswith("aws:") and "arn" not in state:
-        service = type_.split(":")[1].split("/")[0]
-        state["arn"] = _aws_arn(service, region, f"{type_.split(':')[-1].lower()}/{resource_id}")
-    state.setdefault("id", resource_id)
-    return resource_id, state
 
 
 # ---------------------------------------------------------------------------
@@ -184,7 +137,7 @@ def _region(args: Mapping[str, Any], region: str) -> dict[str, Any]:
     }
 
 
-_CALLS: dict[str, Callable[[Mapping[str, Any], str], dict[str, Any]]] = {
+_CALLS: dict[str, CallHandler] = {
     "aws:index/getAvailabilityZones:getAvailabilityZones": _zones,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,
@@ -192,11 +145,10 @@ _CALLS: dict[str, Callable[[Mapping[str, Any], str], dict[str, Any]]] = {
 }
 
 
-def call_result(token: str, args: Mapping[str, Any], *, region: str) -> dict[str, Any]:
-    handler = _CALLS.get(token)
-    if handler is None:
-        raise UnmockedCallError(
-            f"the offline engine has no answer for the lookup {token}; add one in "
-            "gpuinfra/mock_outputs.py"
-        )
-    return handler(args, region)
+def _finish(type_: str, name: str, state: dict[str, Any], resource_id: str, region: str) -> None:
+    if "arn" not in state:
+        service = type_.split(":")[1].split("/")[0]
+        state["arn"] = aws_arn(service, region, f"{type_.split(':')[-1].lower()}/{resource_id}")
+
+
+MOCKS = CloudMocks(resources=_RESOURCES, id_prefixes=_ID_PREFIX, calls=_CALLS, finish=_finish)

@@ -1,0 +1,10 @@
+"""Cloud-specific validation rules. Adding a cloud here makes `gpuinfra:cloud` accept it."""
+
+from __future__ import annotations
+
+from . import aws
+from .rules import CloudRules
+
+RULES: dict[str, CloudRules] = {rules.cloud: rules for rules in (aws.RULES,)}
+
+__all__ = ["RULES", "CloudRules"]
