@@ -71,17 +71,25 @@ class Plan:
 
 
 class _CloudMocks(pulumi.runtime.Mocks):
-    def __init__(self, region: str) -> None:
-        self.region = region
+    def __init__(self, config: Mapping[str, str]) -> None:
+        self.config = config
+
+    def region(self, token: str) -> str:
+        """The region the token's provider runs in: its own `<package>:region` config key."""
+        package = token.split(":")[0]
+        return self.config.get(f"{package}:region") or mock_outputs.DEFAULT_REGION.get(
+            package, "us-east-1"
+        )
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
         resource_id, state = mock_outputs.resource_outputs(
-            args.typ, args.name, args.inputs, custom=bool(args.custom), region=self.region
+            args.typ, args.name, args.inputs, custom=bool(args.custom), region=self.region(args.typ)
         )
         return resource_id or "", state
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list[tuple[str, str]]]:
-        return mock_outputs.call_result(args.token, args.args, region=self.region), []
+        region = self.region(args.token)
+        return mock_outputs.call_result(args.token, args.args, region=region), []
 
 
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -145,8 +153,7 @@ def run_program(
 
     Exceptions from the program (e.g. `SettingsError`) propagate unchanged.
     """
-    region = config.get("aws:region") or "us-east-1"
-    mocks = _CloudMocks(region)
+    mocks = _CloudMocks(config)
     monitor = _RecordingMonitor(mocks)
     # A fresh event loop per run: a program that failed half-way must not leave
     # registrations behind that would surface in the next run (tests run many).

@@ -13,9 +13,18 @@ from typing import Any
 from . import aws
 from .common import ACCOUNT_ID, CloudMocks, autoname, digest
 
-__all__ = ["ACCOUNT_ID", "UnmockedCallError", "autoname", "call_result", "resource_outputs"]
+__all__ = [
+    "ACCOUNT_ID",
+    "DEFAULT_REGION",
+    "UnmockedCallError",
+    "autoname",
+    "call_result",
+    "resource_outputs",
+]
 
 _BY_PACKAGE: dict[str, CloudMocks] = {"aws": aws.MOCKS}
+DEFAULT_REGION: dict[str, str] = {"aws": "us-east-1"}
+"""Region a provider package's mocks use when its `<package>:region` key is not set."""
 
 
 class UnmockedCallError(Exception):
