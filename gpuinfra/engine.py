@@ -8,6 +8,7 @@ its type, name, parent, provider, options and inputs as the engine receives them
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,13 +98,17 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.recorded: list[RecordedResource] = []
         self.errors: list[Exception] = []
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         urn = self.make_urn(request.parent, request.type, request.name)
-        if urn in self.resources:
-            # Recorded, not raised: an exception here is swallowed by the SDK's RPC
-            # plumbing; `run_program` raises it once the program has finished.
-            self.errors.append(DuplicateResourceError(f"duplicate resource URN {urn}"))
+        with self._lock:  # registrations arrive on several executor threads at once
+            if urn in self._seen:
+                # Recorded, not raised: an exception here is swallowed by the SDK's RPC
+                # plumbing; `run_program` raises it once the program has finished.
+                self.errors.append(DuplicateResourceError(f"duplicate resource URN {urn}"))
+            self._seen.add(urn)
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
