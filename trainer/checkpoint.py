@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import torch
 
@@ -62,7 +62,13 @@ def capture_rng_state() -> dict[str, Any]:
         import numpy as np
 
         kind, keys, pos, has_gauss, cached = np.random.get_state()
-        state["numpy"] = [kind, torch.from_numpy(keys.astype("int64")), pos, has_gauss, cached]
+        state["numpy"] = [
+            kind,
+            torch.from_numpy(np.asarray(keys, dtype=np.int64)),
+            pos,
+            has_gauss,
+            cached,
+        ]
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state()
     return state
@@ -104,7 +110,9 @@ class CheckpointManager:
         """Write ``state`` as the checkpoint of ``step``: data first, manifest last; prune."""
         t0 = time.perf_counter()
         folder = step_dir(step)
-        info = self.storage.write_file(f"{folder}/{STATE_FILE}", lambda w: torch.save(state, w))
+        info = self.storage.write_file(
+            f"{folder}/{STATE_FILE}", lambda w: torch.save(state, cast(BinaryIO, w))
+        )
         manifest = {
             "format": FORMAT_VERSION,
             "step": step,

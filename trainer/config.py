@@ -7,9 +7,10 @@ import os
 from dataclasses import dataclass, field
 
 from trainer.errors import UserError
-from trainer.models import SPECS
 
 PRECISIONS = ("auto", "fp32", "tf32", "fp16", "bf16")
+#: kept here (not imported from trainer.models) so argument errors are reported before torch loads
+MODELS = ("resnet18", "resnet50", "simplecnn")
 
 
 @dataclass
@@ -90,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Restartable reference trainer: resumes from the newest complete checkpoint.",
     )
     g = p.add_argument_group("model and data")
-    g.add_argument("--model", choices=sorted(SPECS), default="simplecnn")
+    g.add_argument("--model", choices=MODELS, default="simplecnn")
     g.add_argument(
         "--data-dir",
         help="image folder: one sub-folder of images per class (needs Pillow). "
@@ -122,8 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--precision",
         choices=PRECISIONS,
         default="auto",
-        help="auto: bf16 on a GPU of compute capability >= 8.0, fp16 on older GPUs, "
-        "fp32 on CPU",
+        help="auto: bf16 on a GPU of compute capability >= 8.0, fp16 on older GPUs, fp32 on CPU",
     )
     g.add_argument(
         "--channels-last",

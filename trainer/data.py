@@ -1,10 +1,10 @@
 """Deterministic, shardable data: synthetic tensors (default) or an image folder.
 
-The order of samples is a pure function of ``(seed, epoch)``: every epoch draws one permutation
-of all indices from a generator seeded with ``seed`` and ``epoch``; rank ``r`` of ``w`` takes
-``perm[r::w]`` truncated to ``len // w`` (like ``DistributedSampler`` with ``drop_last``) and cuts it
-into full batches. So the data position of a run is fully described by its global step:
-``epoch = step // steps_per_epoch`` and ``batch = step % steps_per_epoch``.
+The order of samples is a pure function of ``(seed, epoch)``: every epoch draws one
+permutation of all indices from a generator seeded with ``seed`` and ``epoch``; rank ``r`` of
+``w`` takes ``perm[r::w]`` truncated to ``len // w`` (like ``DistributedSampler`` with
+``drop_last``) and cuts it into full batches. So the data position of a run is fully described
+by its global step: ``epoch = step // steps_per_epoch``, ``batch = step % steps_per_epoch``.
 """
 
 from __future__ import annotations
@@ -107,8 +107,8 @@ class _FolderDataset(torch.utils.data.Dataset):
 
         path, label = self.samples[i]
         try:
-            with Image.open(path) as img:
-                img = img.convert(self.mode).resize((self.image_size, self.image_size))
+            with Image.open(path) as src:
+                img = src.convert(self.mode).resize((self.image_size, self.image_size))
                 raw = img.tobytes()
         except Exception as e:
             raise UserError(f"unreadable image {path}: {e}") from None
@@ -152,9 +152,7 @@ class ImageFolderData(DataSource):
             raise UserError(
                 "--data-dir needs Pillow: pip install 'pillow>=10' (or use synthetic data)"
             ) from None
-        classes = sorted(
-            d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
-        )
+        classes = sorted(d for d in os.listdir(root) if os.path.isdir(os.path.join(root, d)))
         if not classes:
             raise UserError(f"--data-dir {root!r} has no class sub-folders")
         samples: list[tuple[str, int]] = []

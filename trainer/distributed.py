@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -22,7 +22,7 @@ class DistContext:
     rank: int = 0
     world: int = 1
     local_rank: int = 0
-    device: torch.device = torch.device("cpu")
+    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     backend: str | None = None
     control: Any = None  # a gloo group for CPU-side control messages
 
@@ -70,9 +70,7 @@ def init_distributed(device_choice: str) -> DistContext:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    use_cuda = device_choice == "cuda" or (
-        device_choice == "auto" and torch.cuda.is_available()
-    )
+    use_cuda = device_choice == "cuda" or (device_choice == "auto" and torch.cuda.is_available())
     if use_cuda and not torch.cuda.is_available():
         raise UserError("--device cuda but no CUDA device is available")
     if use_cuda:

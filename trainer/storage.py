@@ -86,7 +86,7 @@ def _fsync_dir(path: str) -> None:
             os.close(fd)
 
 
-Producer = Callable[[HashingWriter], None]
+Producer = Callable[[HashingWriter], object]
 
 
 class Storage:
@@ -237,7 +237,9 @@ class FsspecStorage(Storage):
             entries = self.fs.ls(path, detail=True)
         except FileNotFoundError:
             return []
-        names = [e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e["type"] == "directory"]
+        names = [
+            e["name"].rstrip("/").rsplit("/", 1)[-1] for e in entries if e["type"] == "directory"
+        ]
         return sorted(names)
 
     def remove_tree(self, rel: str) -> None:
@@ -282,8 +284,10 @@ def open_storage(
         raise UserError(f"--checkpoint-uri {uri!r} has no bucket")
     try:
         import s3fs
-    except ImportError:
-        raise UserError("s3:// checkpoints need s3fs: pip install 's3fs>=2024'") from None
+    except ImportError as e:  # missing, or broken by a mismatched botocore/aiobotocore pair
+        raise UserError(
+            f"s3:// checkpoints need a working s3fs ({e}); see requirements.txt"
+        ) from None
     client_kwargs: dict[str, Any] = {}
     if s3_endpoint_url:
         client_kwargs["endpoint_url"] = s3_endpoint_url

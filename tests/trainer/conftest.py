@@ -1,0 +1,29 @@
+"""Fixtures for the trainer tests: tiny CPU runs of simplecnn on synthetic data."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+for path in (REPO, HERE):
+    if path not in sys.path:
+        sys.path.insert(0, path)
+
+
+@pytest.fixture
+def trainer_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """caplog that sees the trainer's records (its logger stops propagating once set up)."""
+    logger = logging.getLogger("trainer")
+    old = logger.propagate
+    logger.propagate = True
+    caplog.set_level(logging.INFO, logger="trainer")
+    try:
+        yield caplog
+    finally:
+        logger.propagate = old

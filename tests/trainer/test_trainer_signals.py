@@ -1,0 +1,87 @@
+"""SIGTERM in a real process and 2-rank DDP with gloo under torchrun (via trainer.launch)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from trainer_testlib import (
+    REPO,
+    checkpoint_steps,
+    load_state,
+    run_inprocess,
+    subprocess_env,
+    tiny_args,
+)
+
+from trainer import exit_codes
+
+
+def _start(cmd: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        cmd, cwd=REPO, env=subprocess_env(), stderr=subprocess.PIPE, text=True, bufsize=1
+    )
+
+
+def _wait_for(proc: subprocess.Popen[str], needle: str, timeout: float = 30) -> list[str]:
+    lines: list[str] = []
+    deadline = time.monotonic() + timeout
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        lines.append(line)
+        if needle in line:
+            return lines
+    raise AssertionError(f"{needle!r} not seen:\n{''.join(lines)}")
+
+
+def test_sigterm_writes_checkpoint_exits_75_and_resume_continues(tmp_path: Path) -> None:
+    root = str(tmp_path / "run")
+    args = tiny_args(root, "--log-every-steps=5", steps=200)
+    proc = _start([sys.executable, "-m", "trainer", *args])
+    head = _wait_for(proc, "step 5/200")
+    proc.send_signal(signal.SIGTERM)
+    err = "".join(head) + proc.communicate(timeout=60)[1]
+    assert proc.returncode == exit_codes.PREEMPTED == 75, err
+    steps = checkpoint_steps(root)
+    assert len(steps) == 1 and 5 <= steps[0] < 200, (steps, err)
+    reached = steps[0]
+    folder = Path(root, "checkpoints", f"step_{reached:09d}")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["reason"] == "preempted"
+    assert f"emergency checkpoint of step {reached} took" in err
+    assert load_state(root, reached)["step"] == reached
+
+    seen: list[int] = []
+    assert run_inprocess(args, hook=lambda t, s: seen.append(s)) == exit_codes.OK
+    assert seen == list(range(reached + 1, 201))  # continues right after the step reached
+    assert checkpoint_steps(root)[-1] == 200
+    assert os.path.exists(os.path.join(root, "final", "model.pt"))
+
+
+def test_ddp_gloo_two_ranks_rank0_writes_one_checkpoint(tmp_path: Path) -> None:
+    root = str(tmp_path / "run")
+    # 64 samples over 2 ranks of batch 8: 4 steps per epoch
+    args = tiny_args(root, "--synthetic-samples=64", "--log-every-steps=20", steps=5000)
+    cmd = [sys.executable, "-m", "trainer.launch", "--nproc-per-node=2", "-m", "trainer", *args]
+    proc = _start(cmd)
+    head = _wait_for(proc, "step 20/5000")
+    proc.send_signal(signal.SIGTERM)  # to the launcher, as the kubelet does to PID 1
+    err = "".join(head) + proc.communicate(timeout=60)[1]
+    assert proc.returncode == exit_codes.PREEMPTED, err
+    assert "workers [75, 75] -> exit 75" in err
+    steps = checkpoint_steps(root)
+    assert len(steps) == 1 and steps[0] >= 20, err  # both ranks agreed on one step
+    writes = [ln for ln in err.splitlines() if "checkpoint step" in ln and "written" in ln]
+    assert len(writes) == 1 and "[trainer rank0]" in writes[0], writes
+    state = load_state(root, steps[0])
+    assert state["meta"]["world_size"] == 2
+    assert len(state["rng"]) == 2  # every rank's RNG state, gathered by rank 0
+    assert "joined process group: rank 1 of 2, backend gloo" in err

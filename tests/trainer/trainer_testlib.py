@@ -1,0 +1,110 @@
+"""Helpers shared by the trainer tests."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+import torch
+
+from trainer.config import parse_args
+from trainer.train import StepHook, run
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+
+
+def tiny_args(uri: str, *extra: str, steps: int = 8) -> list[str]:
+    """A fast deterministic CPU run: 32 samples of 1x12x12, batch 8 -> 4 steps per epoch."""
+    return [
+        "--model=simplecnn",
+        "--image-size=12",
+        "--synthetic-samples=32",
+        "--batch-size=8",
+        "--workers=0",
+        "--device=cpu",
+        "--deterministic",
+        "--log-every-steps=2",
+        f"--max-steps={steps}",
+        f"--checkpoint-uri={uri}",
+        *extra,
+    ]
+
+
+def run_inprocess(args: list[str], hook: StepHook | None = None) -> int:
+    return run(parse_args(args), hook)
+
+
+def stop_at(step: int) -> StepHook:
+    """A hook that asks the trainer to stop (like SIGTERM) once ``step`` is done."""
+
+    def hook(trainer: Any, current: int) -> None:
+        if current == step:
+            trainer.request_stop()
+
+    return hook
+
+
+def checkpoint_steps(root: str) -> list[int]:
+    folder = os.path.join(root, "checkpoints")
+    if not os.path.isdir(folder):
+        return []
+    return sorted(int(n.split("_")[1]) for n in os.listdir(folder) if n.startswith("step_"))
+
+
+def load_state(root: str, step: int) -> dict[str, Any]:
+    path = os.path.join(root, "checkpoints", f"step_{step:09d}", "state.pt")
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def load_final(root: str) -> dict[str, torch.Tensor]:
+    return torch.load(os.path.join(root, "final", "model.pt"), weights_only=True)
+
+
+def assert_same(a: Any, b: Any, path: str = "") -> None:
+    """Deep equality of nested checkpoint content; tensors must be bit-identical."""
+    if isinstance(a, torch.Tensor) or isinstance(b, torch.Tensor):
+        assert isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor), f"{path}: type"
+        assert a.dtype == b.dtype and a.shape == b.shape, (
+            f"{path}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
+        )
+        assert torch.equal(a, b), (
+            f"{path}: tensors differ (max |d| {(a.double() - b.double()).abs().max()})"
+        )
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), (
+            f"{path}: keys {sorted(map(str, a))} vs {sorted(map(str, b))}"
+        )
+        for k in a:
+            assert_same(a[k], b[k], f"{path}/{k}")
+    elif isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple)) and len(a) == len(b), f"{path}: length"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{path}/{i}")
+    else:
+        assert a == b or (a != a and b != b), f"{path}: {a!r} != {b!r}"
+
+
+def subprocess_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+    env.setdefault("OMP_NUM_THREADS", "1")
+    env.update(extra)
+    return env
+
+
+def trainer_cmd(*args: str) -> list[str]:
+    return [sys.executable, "-m", "trainer", *args]
+
+
+def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        trainer_cmd(*args),
+        cwd=REPO,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

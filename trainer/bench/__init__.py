@@ -1,0 +1,1 @@
+"""Benchmarks and the one-shot GPU check of the reference trainer."""
