@@ -14,10 +14,12 @@ README_END = "<!-- config-reference:end -->"
 
 
 def config_block() -> dict[str, dict[str, Any]]:
-    from components.settings.schema import KEYS
+    from components.settings.schema import KEYS, PULUMI_TYPES
 
     block: dict[str, dict[str, Any]] = {}
     for key in KEYS:
+        if key.type not in PULUMI_TYPES:
+            continue  # not expressible in a Pulumi project schema; documented in the README
         entry: dict[str, Any] = {"type": key.type, "description": key.description}
         if key.type == "array":
             entry["items"] = {"type": "string"}

@@ -14,7 +14,23 @@ def _aws(settings: Settings) -> ClusterHandle:
     return aws.build(settings)
 
 
-BUILDERS: dict[str, Callable[[Settings], ClusterHandle]] = {"aws": _aws}
+def _alicloud(settings: Settings) -> ClusterHandle:
+    from stacks import alicloud
+
+    return alicloud.build(settings)
+
+
+def _tencentcloud(settings: Settings) -> ClusterHandle:
+    from stacks import tencentcloud
+
+    return tencentcloud.build(settings)
+
+
+BUILDERS: dict[str, Callable[[Settings], ClusterHandle]] = {
+    "aws": _aws,
+    "alicloud": _alicloud,
+    "tencentcloud": _tencentcloud,
+}
 
 
 def build_stack(settings: Settings) -> ClusterHandle:

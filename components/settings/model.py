@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from components.catalog import GpuInstanceType
 
+from .gpu_layer import GpuLayerSettings
+
+if TYPE_CHECKING:
+    from .clouds.tencentcloud import TencentCloudSettings
+
 CapacityType = Literal["spot", "onDemand"]
 NatGateways = Literal["single", "perAz"]
+SpotStrategy = Literal["SpotAsPriceGo", "SpotWithPriceLimit", "NoSpot"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,21 @@ class IdentitySettings:
 
 
 @dataclass(frozen=True)
+class AlicloudSettings:
+    """Alibaba Cloud only (`components/settings/clouds/alicloud.py` reads them)."""
+
+    spot_strategy: SpotStrategy
+    """`NoSpot` when `gpuPoolCapacityType` is onDemand."""
+    spot_price_limit: str | None
+    extra_instance_types: tuple[str, ...]
+    on_demand_fallback: bool
+    driver_version: str | None
+    """None: the driver ACK installs by default for the cluster version."""
+    pod_cidr: str
+    service_cidr: str
+
+
+@dataclass(frozen=True)
 class Settings:
     stack: str
     cloud: str
@@ -84,3 +105,8 @@ class Settings:
     gpu_pool: GpuPoolSettings
     storage: StorageSettings
     identity: IdentitySettings
+    gpu_layer: GpuLayerSettings
+    alicloud: AlicloudSettings | None = None
+    """Set only when `cloud` is alicloud."""
+    tencentcloud: TencentCloudSettings | None = None
+    """Set only when `cloud` is tencentcloud."""

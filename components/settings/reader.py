@@ -65,6 +65,20 @@ class ConfigReader:
             return tuple(cast(list[str], key.default))
         return tuple(v.strip() for v in value)
 
+    def objects(self, name: str) -> list[dict[str, object]]:
+        """A list of mappings (given as JSON, as Pulumi passes structured values)."""
+        given = self._given(name)
+        if given is None:
+            return []
+        try:
+            value = json.loads(given)
+        except json.JSONDecodeError:
+            value = None
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            self.problem(name, given, "must be a list of mappings")
+            return []
+        return value
+
     def one_of(self, name: str, allowed: tuple[str, ...]) -> str:
         value = self.string(name)
         if value not in allowed:

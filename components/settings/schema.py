@@ -13,8 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-ConfigType = Literal["string", "integer", "boolean", "array"]
-ConfigValue = str | int | bool | list[str]
+ConfigType = Literal["string", "integer", "boolean", "array", "objects"]
+"""`objects` (a list of mappings) is ours, not Pulumi's: a project schema cannot type it, so
+such keys are documented in the README but left out of Pulumi.yaml's `config:` block."""
+ConfigValue = str | int | bool | list[str] | list[dict[str, object]]
+PULUMI_TYPES = ("string", "integer", "boolean", "array")
 
 NAMESPACE = "gpuinfra"
 
@@ -40,7 +43,13 @@ def _k(
 
 KEYS: tuple[ConfigKey, ...] = (
     # general
-    _k("cloud", "string", "aws", "general", "Where the stack runs. Allowed: aws."),
+    _k(
+        "cloud",
+        "string",
+        "aws",
+        "general",
+        "Where the stack runs. Allowed: aws, alicloud, tencentcloud.",
+    ),
     _k(
         "namePrefix",
         "string",
@@ -141,7 +150,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "string",
         "",
         "systemPool",
-        "Instance type of the CPU system pool. Empty: m6i.large on AWS.",
+        "Instance type of the CPU system pool. Empty: m6i.large on AWS, ecs.g7.xlarge on Alibaba "
+        "Cloud, S5.LARGE8 on Tencent Cloud.",
     ),
     _k("systemPoolMinNodes", "integer", 1, "systemPool", "Fewest system nodes, at least 1."),
     _k("systemPoolDesiredNodes", "integer", 2, "systemPool", "System nodes to start with."),
@@ -235,6 +245,180 @@ KEYS: tuple[ConfigKey, ...] = (
         "trainer",
         "identity",
         "ServiceAccount of the training Jobs; the bucket role trusts only it.",
+    ),
+    # GPU layer on the cluster (components/kubernetes/)
+    _k(
+        "devicePlugin",
+        "string",
+        "auto",
+        "gpuLayer",
+        "NVIDIA device plugin. Allowed: auto (install unless the platform runs one, as ACK "
+        "does), always, never.",
+    ),
+    _k(
+        "devicePluginTimeSlicingReplicas",
+        "integer",
+        1,
+        "gpuLayer",
+        "Share each GPU between this many pods by time-slicing (1: no sharing), 1 to 64.",
+    ),
+    _k(
+        "devicePluginMigStrategy",
+        "string",
+        "none",
+        "gpuLayer",
+        "How MIG slices are advertised. Allowed: none, single, mixed.",
+    ),
+    _k(
+        "dcgmProfilingMetrics",
+        "boolean",
+        False,
+        "gpuLayer",
+        "Collect DCGM profiling metrics (tensor-core and DRAM activity); gives the exporter "
+        "SYS_ADMIN.",
+    ),
+    _k(
+        "monitoringPrometheusOperator",
+        "boolean",
+        False,
+        "gpuLayer",
+        "Create a ServiceMonitor for the DCGM exporter (needs the Prometheus Operator CRDs).",
+    ),
+    _k(
+        "monitoringKubePrometheusStack",
+        "boolean",
+        False,
+        "gpuLayer",
+        "Install kube-prometheus-stack (pinned Helm chart) into `monitoring`.",
+    ),
+    _k(
+        "trainerImage",
+        "string",
+        "ghcr.io/gpuinfra/trainer:0.1.0",
+        "training",
+        "Default image of training Jobs: the reference trainer (trainer/), pinned by tag.",
+    ),
+    _k(
+        "trainingJobs",
+        "objects",
+        [],
+        "training",
+        "Restartable training Jobs, one mapping each: name (required), image, command, args, "
+        "env, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
+        "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
+        "shmSizeGi, cpu, memory. See the README's Training Jobs section.",
+    ),
+    # GPU pool keys more than one cloud reads (Alibaba Cloud, Tencent Cloud)
+    _k(
+        "gpuPoolSpotMaxPrice",
+        "string",
+        "",
+        "gpuPoolSpot",
+        "Most to pay for one spot GPU instance per hour, in the account's billing currency "
+        "(e.g. `2.5`). Only with the spot strategy that takes a limit (Alibaba Cloud: "
+        "`gpuPoolSpotStrategy: SpotWithPriceLimit`; Tencent Cloud: any spot pool). Empty: no "
+        "limit.",
+    ),
+    _k(
+        "gpuDriverVersion",
+        "string",
+        "",
+        "gpuPoolSpot",
+        "NVIDIA driver version the platform installs on GPU nodes, e.g. `550.144.03` (ACK: the "
+        "`ack.aliyun.com/nvidia-driver-version` node label; TKE: the node pool's `gpu_args`, "
+        "one of the versions in components/catalog/tencentcloud_gpu_drivers.py). Empty: the "
+        "platform's default.",
+    ),
+    # Alibaba Cloud only
+    _k(
+        "gpuPoolSpotStrategy",
+        "string",
+        "SpotAsPriceGo",
+        "alicloud",
+        "Alibaba Cloud spot bidding when `gpuPoolCapacityType` is spot. Allowed: SpotAsPriceGo "
+        "(pay the market price, up to the on-demand price), SpotWithPriceLimit (pay at most "
+        "`gpuPoolSpotMaxPrice`).",
+    ),
+    _k(
+        "gpuPoolExtraInstanceTypes",
+        "array",
+        [],
+        "alicloud",
+        "Alibaba Cloud: more instance types with the same GPUs (model and count) as "
+        "`gpuPoolInstanceType`, tried when it has no spot stock, e.g. ecs.gn7i-c16g1.4xlarge.",
+    ),
+    _k(
+        "gpuPoolOnDemandFallback",
+        "boolean",
+        True,
+        "alicloud",
+        "Alibaba Cloud: create pay-as-you-go GPU nodes when no spot instance can be had "
+        "(costs the on-demand price). False: wait for spot stock.",
+    ),
+    # Tencent Cloud only
+    _k(
+        "cosAppId",
+        "string",
+        "",
+        "tencentcloud",
+        "Tencent Cloud (required there): the account's APPID, e.g. `1250000000`. COS bucket "
+        "names end with `-<APPID>`; an empty `bucketName` becomes `<namePrefix>-data-<APPID>`.",
+    ),
+    _k(
+        "gpuCudaVersion",
+        "string",
+        "",
+        "tencentcloud",
+        "Tencent Cloud: CUDA toolkit TKE installs on GPU nodes with `gpuDriverVersion`, e.g. "
+        "`12.2.0`; must pair with that driver. Empty: none (containers bring their own).",
+    ),
+    _k(
+        "gpuCudnnVersion",
+        "string",
+        "",
+        "tencentcloud",
+        "Tencent Cloud: cuDNN TKE installs with `gpuCudaVersion`, e.g. `8.9.4`; must pair with "
+        "that CUDA. Empty: none.",
+    ),
+    _k(
+        "tkePodCidr",
+        "string",
+        "172.20.0.0/16",
+        "tencentcloud",
+        "Tencent Cloud: pod network of the TKE cluster (GlobalRouter), /12 to /24 in a private "
+        "range, not overlapping `vpcCidr`.",
+    ),
+    _k(
+        "tkeServiceCidr",
+        "string",
+        "172.21.0.0/20",
+        "tencentcloud",
+        "Tencent Cloud: Service network of the TKE cluster, /17 to /27 in a private range, not "
+        "overlapping `vpcCidr` or `tkePodCidr`.",
+    ),
+    # cost estimate (read only by `gpuinfra preview`; no resource depends on them)
+    _k(
+        "costGpuHoursPerMonth",
+        "integer",
+        100,
+        "cost",
+        "GPU hours a month the preview's cost estimate budgets for the GPU pool above its "
+        "minimum size (e.g. 100 on 1-GPU nodes = 100 node-hours), 0 to 1000000.",
+    ),
+    _k(
+        "costStorageGb",
+        "integer",
+        500,
+        "cost",
+        "Data in the bucket, in GB, for the preview's cost estimate, 0 to 10000000.",
+    ),
+    _k(
+        "costSpotFactor",
+        "string",
+        "",
+        "cost",
+        "Spot price as a fraction of on-demand for the cost estimate, e.g. `0.35` (above 0, "
+        "at most 1). Empty: the catalog's per-cloud factor.",
     ),
 )
 

@@ -16,7 +16,10 @@ from typing import cast
 from components import catalog
 
 from .clouds import RULES, CloudRules
+from .clouds import tencentcloud as tencentcloud_rules
+from .clouds.alicloud import parse_alicloud
 from .errors import SettingsError
+from .gpu_layer import parse_gpu_layer
 from .model import (
     AccessSettings,
     CapacityType,
@@ -63,9 +66,9 @@ def parse_settings(
     rules = RULES[cloud]
     region = _region(r, rules, provider_config or {})
     name_prefix = _name_prefix(r, stack)
-    cluster = _cluster(r)
+    cluster = _cluster(r, cloud)
     network = _network(r)
-    access = _access(r)
+    access = _access(r, cloud)
     system_pool = _system_pool(r, rules)
     gpu_pool = _gpu_pool(r, cloud)
     storage = _storage(r, rules)
@@ -73,6 +76,30 @@ def parse_settings(
         namespace=_dns_label(r, "trainingNamespace"),
         service_account=_dns_label(r, "trainingServiceAccount"),
     )
+
+    gpu_layer = parse_gpu_layer(
+        r, gpus_per_node=gpu_pool.instance.gpu_count if gpu_pool is not None else None
+    )
+
+    alicloud = (
+        parse_alicloud(r, cluster=cluster, network=network, access=access, gpu_pool=gpu_pool)
+        if cloud == "alicloud"
+        else None
+    )
+    tencentcloud = (
+        tencentcloud_rules.parse(
+            r,
+            region=region,
+            name_prefix=name_prefix,
+            kubernetes_version=cluster.kubernetes_version,
+            vpc_cidr=network.vpc_cidr,
+            capacity_type=gpu_pool.capacity_type if gpu_pool is not None else "spot",
+        )
+        if cloud == "tencentcloud"
+        else None
+    )
+
+    _check_cost_assumptions(r)
 
     if r.problems or gpu_pool is None:
         raise SettingsError(stack, r.problems)
@@ -88,6 +115,9 @@ def parse_settings(
         gpu_pool=gpu_pool,
         storage=storage,
         identity=identity,
+        gpu_layer=gpu_layer,
+        alicloud=alicloud,
+        tencentcloud=tencentcloud,
     )
 
 
@@ -127,7 +157,7 @@ def _name_prefix(r: ConfigReader, stack: str) -> str:
     return value
 
 
-def _cluster(r: ConfigReader) -> ClusterSettings:
+def _cluster(r: ConfigReader, cloud: str) -> ClusterSettings:
     version = r.string("kubernetesVersion")
     match = re.fullmatch(r"1\.(\d+)", version)
     if not match:
@@ -144,7 +174,8 @@ def _cluster(r: ConfigReader) -> ClusterSettings:
         if log_type not in CLUSTER_LOG_TYPES:
             r.problem("clusterLogTypes", log_type, "allowed: " + ", ".join(CLUSTER_LOG_TYPES))
     retention = r.integer("clusterLogRetentionDays")
-    if retention not in CLOUDWATCH_RETENTION_DAYS:
+    # Alibaba Cloud keeps control-plane logs in Simple Log Service (checked in clouds/alicloud.py).
+    if cloud != "alicloud" and retention not in CLOUDWATCH_RETENTION_DAYS:
         r.problem(
             "clusterLogRetentionDays",
             retention,
@@ -241,7 +272,7 @@ def _check_subnets(
             seen.append((name, net))
 
 
-def _access(r: ConfigReader) -> AccessSettings:
+def _access(r: ConfigReader, cloud: str) -> AccessSettings:
     allow_public = r.boolean("allowPublicAdminAccess")
     cidrs = r.strings("adminCidrs")
     for cidr in cidrs:
@@ -258,7 +289,8 @@ def _access(r: ConfigReader) -> AccessSettings:
                 "own networks, or set gpuinfra:allowPublicAdminAccess to true to accept that",
             )
     endpoint_public = r.boolean("apiEndpointPublic")
-    if endpoint_public and not any(_is_ipv4(c) for c in cidrs):
+    # ACK cannot limit its public endpoint to CIDRs at all (checked in clouds/alicloud.py).
+    if cloud != "alicloud" and endpoint_public and not any(_is_ipv4(c) for c in cidrs):
         r.problem(
             "apiEndpointPublic",
             True,
@@ -393,3 +425,21 @@ def _dns_label(r: ConfigReader, name: str) -> str:
     if len(value) > 63 or not _DNS_LABEL.match(value):
         r.problem(name, value, "must be a DNS label: lowercase letters, digits and '-', at most 63")
     return value
+
+
+def _check_cost_assumptions(r: ConfigReader) -> None:
+    """The cost estimate's inputs: no resource depends on them, but a typo must not pass."""
+    hours = r.integer("costGpuHoursPerMonth")
+    if not 0 <= hours <= 1_000_000:
+        r.problem("costGpuHoursPerMonth", hours, "must be between 0 and 1000000")
+    storage = r.integer("costStorageGb")
+    if not 0 <= storage <= 10_000_000:
+        r.problem("costStorageGb", storage, "must be between 0 and 10000000 (GB)")
+    factor = r.string("costSpotFactor")
+    if factor:
+        try:
+            ok = 0 < float(factor) <= 1
+        except ValueError:
+            ok = False
+        if not ok:
+            r.problem("costSpotFactor", factor, "must be a number above 0 and at most 1, e.g. 0.35")

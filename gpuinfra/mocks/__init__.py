@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import aws
+from . import alicloud, aws, tencentcloud
 from .common import ACCOUNT_ID, CloudMocks, autoname, digest
 
 __all__ = [
@@ -22,8 +22,16 @@ __all__ = [
     "resource_outputs",
 ]
 
-_BY_PACKAGE: dict[str, CloudMocks] = {"aws": aws.MOCKS}
-DEFAULT_REGION: dict[str, str] = {"aws": "us-east-1"}
+_BY_PACKAGE: dict[str, CloudMocks] = {
+    "aws": aws.MOCKS,
+    "alicloud": alicloud.MOCKS,
+    "tencentcloud": tencentcloud.MOCKS,
+}
+DEFAULT_REGION: dict[str, str] = {
+    "aws": "us-east-1",
+    "alicloud": "cn-hangzhou",
+    "tencentcloud": "ap-guangzhou",
+}
 """Region a provider package's mocks use when its `<package>:region` key is not set."""
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from . import aws
+from . import alicloud, aws, tencentcloud
 from .rules import CloudRules
 
-RULES: dict[str, CloudRules] = {rules.cloud: rules for rules in (aws.RULES,)}
+RULES: dict[str, CloudRules] = {
+    rules.cloud: rules for rules in (aws.RULES, alicloud.RULES, tencentcloud.RULES)
+}
 
 __all__ = ["RULES", "CloudRules"]

@@ -1,0 +1,1 @@
+"""Alibaba Cloud components: VPC, admin security group, ACK Pro, node pools, OSS, RRSA."""

@@ -1,0 +1,104 @@
+"""ACK node pools: a fixed-size CPU system pool and an autoscaled, tainted GPU pool."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from components.cluster_handle import Taint
+from components.settings.model import PoolSize, SpotStrategy
+
+IMAGE_TYPE = "AliyunLinux3"
+"""Alibaba Cloud Linux 3: ACK installs the NVIDIA driver on it for GPU types."""
+RUNTIME = "containerd"
+DISK_CATEGORY = "cloud_essd"
+
+
+@dataclass(frozen=True)
+class SpotSettings:
+    strategy: SpotStrategy
+    price_limit: str | None = None
+    """Per instance-hour; only with `SpotWithPriceLimit`."""
+    on_demand_fallback: bool = True
+
+
+@dataclass(frozen=True)
+class AckNodePoolArgs:
+    cluster_id: pulumi.Input[str]
+    vswitch_ids: Sequence[pulumi.Input[str]]
+    instance_types: Sequence[str]
+    """In order of preference; ACK tries the next when one has no stock."""
+    size: PoolSize
+    autoscale: bool
+    """True: the cluster autoscaler moves the pool between min and max (min 0 allowed).
+    False: a fixed pool of `size.desired_nodes`."""
+    scaling_type: str
+    """ACK's instance class for autoscaling: `cpu` or `gpu`."""
+    disk_size_gb: int
+    labels: Mapping[str, str]
+    taints: Sequence[Taint]
+    security_group_ids: Sequence[pulumi.Input[str]]
+    tags: Mapping[str, str]
+    spot: SpotSettings = field(default_factory=lambda: SpotSettings(strategy="NoSpot"))
+
+
+class AckNodePool(pulumi.ComponentResource):
+    node_pool_id: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: AckNodePoolArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:alicloud:AckNodePool", name, None, opts)
+        spot = args.spot
+        is_spot = spot.strategy != "NoSpot"
+        pool = alicloud.cs.NodePool(
+            f"{name}-pool",
+            node_pool_name=name,
+            cluster_id=args.cluster_id,
+            vswitch_ids=list(args.vswitch_ids),
+            instance_types=list(args.instance_types),
+            instance_charge_type="PostPaid",
+            scaling_config=(
+                {
+                    "enable": True,
+                    "min_size": args.size.min_nodes,
+                    "max_size": args.size.max_nodes,
+                    "type": args.scaling_type,
+                }
+                if args.autoscale
+                else None
+            ),
+            desired_size=None if args.autoscale else str(args.size.desired_nodes),
+            image_type=IMAGE_TYPE,
+            runtime_name=RUNTIME,
+            system_disk_category=DISK_CATEGORY,
+            system_disk_size=args.disk_size_gb,
+            system_disk_encrypted=True,
+            system_disk_encrypt_algorithm="aes-256",
+            # Hardened metadata mode (tokens required), the ECS counterpart of IMDSv2.
+            instance_metadata_options={"http_tokens": "required"},
+            security_group_ids=list(args.security_group_ids),
+            labels=[{"key": k, "value": v} for k, v in args.labels.items()],
+            taints=[{"key": t.key, "value": t.value, "effect": t.effect} for t in args.taints],
+            spot_strategy=spot.strategy,
+            spot_price_limits=(
+                [{"instance_type": t, "price_limit": spot.price_limit} for t in args.instance_types]
+                if spot.strategy == "SpotWithPriceLimit"
+                else None
+            ),
+            # COST_OPTIMIZED: cheapest spot type first; required for on-demand compensation.
+            multi_az_policy="COST_OPTIMIZED" if is_spot else "BALANCE",
+            compensate_with_on_demand=spot.on_demand_fallback if is_spot else None,
+            spot_instance_remedy=True if is_spot else None,
+            spot_instance_pools=min(len(args.instance_types), 10) if is_spot else None,
+            on_demand_base_capacity="0" if is_spot else None,
+            on_demand_percentage_above_base_capacity="0" if is_spot else None,
+            install_cloud_monitor=True,
+            tags=dict(args.tags),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.node_pool_id = pool.node_pool_id
+        self.register_outputs({"node_pool_id": self.node_pool_id})

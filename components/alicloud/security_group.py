@@ -1,0 +1,58 @@
+"""Admin security group: SSH, Jupyter and TensorBoard from the admin networks only."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+ADMIN_PORTS: tuple[tuple[int, str], ...] = ((22, "SSH"), (8888, "Jupyter"), (6006, "TensorBoard"))
+
+
+@dataclass(frozen=True)
+class AdminSecurityGroupArgs:
+    vpc_id: pulumi.Input[str]
+    admin_cidrs: Sequence[str]
+    """No rule at all when empty: nothing is reachable until someone lists a network."""
+    tags: Mapping[str, str]
+
+
+class AdminSecurityGroup(pulumi.ComponentResource):
+    security_group_id: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: AdminSecurityGroupArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:alicloud:AdminSecurityGroup", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        group = alicloud.ecs.SecurityGroup(
+            f"{name}-admin-sg",
+            security_group_name=f"{name}-admin-sg",
+            vpc_id=args.vpc_id,
+            description="gpuinfra admin access: SSH 22, Jupyter 8888, TensorBoard 6006",
+            tags={**args.tags, "Name": f"{name}-admin-sg"},
+            opts=child,
+        )
+        for cidr in args.admin_cidrs:
+            is_v6 = ipaddress.ip_network(cidr).version == 6
+            slug = cidr.replace("/", "-").replace(":", "-").replace(".", "-")
+            for port, service in ADMIN_PORTS:
+                alicloud.ecs.SecurityGroupRule(
+                    f"{name}-admin-{port}-{slug}",
+                    security_group_id=group.id,
+                    type="ingress",
+                    ip_protocol="tcp",
+                    port_range=f"{port}/{port}",
+                    cidr_ip=None if is_v6 else cidr,
+                    ipv6_cidr_ip=cidr if is_v6 else None,
+                    nic_type="intranet",  # the only NIC type a VPC security group has
+                    policy="accept",
+                    priority=1,
+                    description=f"{service} from admin network {cidr}",
+                    opts=child,
+                )
+        self.security_group_id = group.id
+        self.register_outputs({"security_group_id": self.security_group_id})

@@ -1,0 +1,226 @@
+"""What settings validation needs to know about Alibaba Cloud, and its own keys.
+
+`RULES` is what the generic validation looks up per cloud; `parse_alicloud` reads the
+Alibaba-only keys and checks generic keys whose limits differ on ACK, ECS and OSS.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import cast
+
+from components import catalog
+
+from ..model import (
+    AccessSettings,
+    AlicloudSettings,
+    ClusterSettings,
+    GpuPoolSettings,
+    NetworkSettings,
+    SpotStrategy,
+)
+from ..reader import ConfigReader
+from .rules import CloudRules
+
+SPOT_STRATEGIES: tuple[SpotStrategy, ...] = ("SpotAsPriceGo", "SpotWithPriceLimit")
+"""ECS spot strategies of a node pool (`gpuPoolCapacityType: onDemand` means `NoSpot`)."""
+
+POD_CIDR = "172.20.0.0/16"
+"""Flannel pod network; must not overlap the VPC (ACK refuses an overlap at creation)."""
+SERVICE_CIDR = "172.21.0.0/20"
+"""Kubernetes Service network; must not overlap the VPC or the pod network."""
+
+MAX_SYSTEM_DISK_GB = 2048
+"""ECS system disks (ESSD) take 20 to 2048 GiB (ECS "Block storage limits")."""
+SLS_MAX_TTL_DAYS = 3650
+"""ACK sends control-plane logs to Simple Log Service, whose log stores keep 1 to 3650 days."""
+
+_DRIVER_VERSION = re.compile(r"^\d{3}\.\d{1,3}(\.\d{1,3})?$")
+_PRICE = re.compile(r"^\d+(\.\d+)?$")
+
+
+def oss_bucket_name_problem(name: str) -> str | None:
+    """Why `name` breaks OSS bucket naming rules, or None.
+
+    OSS: 3 to 63 characters; lowercase letters, digits and hyphens only (no dots, no
+    underscores); starts and ends with a lowercase letter or digit.
+    """
+    if not 3 <= len(name) <= 63:
+        return "must be 3 to 63 characters long"
+    if not re.fullmatch(r"[a-z0-9][a-z0-9-]*[a-z0-9]", name):
+        return (
+            "only lowercase letters, digits and hyphens (no dots or underscores), "
+            "starting and ending with a letter or digit"
+        )
+    return None
+
+
+RULES = CloudRules(
+    cloud="alicloud",
+    title="Alibaba Cloud",
+    region_key="alicloud:region",
+    region_example="cn-hangzhou",
+    # cn-hangzhou, cn-wulanchabu, ap-southeast-1, us-west-1, eu-central-1, me-east-1 ...
+    region_pattern=re.compile(r"^[a-z]{2}-[a-z]+(-\d+)?$"),
+    # General-purpose g7: 4 vCPU / 16 GiB, enough for CoreDNS, metrics-server and ACK add-ons.
+    default_system_instance_type="ecs.g7.xlarge",
+    bucket_name_problem=oss_bucket_name_problem,
+)
+
+
+def parse_alicloud(
+    r: ConfigReader,
+    *,
+    cluster: ClusterSettings,
+    network: NetworkSettings,
+    access: AccessSettings,
+    gpu_pool: GpuPoolSettings | None,
+) -> AlicloudSettings:
+    """Read the Alibaba-only keys and check generic keys against ACK/ECS/OSS limits."""
+    spot = gpu_pool is None or gpu_pool.capacity_type == "spot"
+    strategy = cast(SpotStrategy, r.one_of("gpuPoolSpotStrategy", SPOT_STRATEGIES))
+    price = _spot_price(r, strategy if spot else None)
+    extra = _extra_instance_types(r, gpu_pool)
+    driver = r.string("gpuDriverVersion")
+    if driver and not _DRIVER_VERSION.match(driver):
+        r.problem(
+            "gpuDriverVersion",
+            driver,
+            "must be an NVIDIA driver version ACK offers, such as 550.144.03 (the value of "
+            "the ack.aliyun.com/nvidia-driver-version node label); empty: ACK's default",
+        )
+
+    if network.nat_gateways != "single":
+        r.problem(
+            "natGateways",
+            network.nat_gateways,
+            "on Alibaba Cloud only single is supported: one enhanced NAT gateway serves "
+            "every vSwitch through the VPC's system route table",
+        )
+    _check_cluster_networks(r, network)
+
+    if access.api_endpoint_public and not access.allow_public_admin_access:
+        r.problem(
+            "apiEndpointPublic",
+            True,
+            "ACK cannot limit its public API endpoint to adminCidrs: it would be reachable from "
+            "the whole internet. Keep it false (reach the private endpoint over VPN or a "
+            "bastion), or also set gpuinfra:allowPublicAdminAccess to true to accept that",
+        )
+    if not 1 <= cluster.log_retention_days <= SLS_MAX_TTL_DAYS:
+        r.problem(
+            "clusterLogRetentionDays",
+            cluster.log_retention_days,
+            f"on Alibaba Cloud control-plane logs go to Simple Log Service: 1 to "
+            f"{SLS_MAX_TTL_DAYS} days",
+        )
+    if gpu_pool is not None and gpu_pool.disk_size_gb > MAX_SYSTEM_DISK_GB:
+        r.problem(
+            "gpuPoolDiskSizeGb",
+            gpu_pool.disk_size_gb,
+            f"an ECS system disk holds at most {MAX_SYSTEM_DISK_GB} GiB",
+        )
+    return AlicloudSettings(
+        spot_strategy=strategy if spot else "NoSpot",
+        spot_price_limit=price,
+        extra_instance_types=extra,
+        on_demand_fallback=r.boolean("gpuPoolOnDemandFallback"),
+        driver_version=driver or None,
+        pod_cidr=POD_CIDR,
+        service_cidr=SERVICE_CIDR,
+    )
+
+
+def _spot_price(r: ConfigReader, strategy: str | None) -> str | None:
+    """`strategy` is None for an on-demand pool."""
+    price = r.string("gpuPoolSpotMaxPrice")
+    if strategy == "SpotWithPriceLimit":
+        if not price:
+            r.problem(
+                "gpuPoolSpotMaxPrice",
+                None,
+                "required with gpuPoolSpotStrategy SpotWithPriceLimit: the most to pay per "
+                "instance-hour in the account's billing currency, e.g. 2.5",
+            )
+            return None
+    elif price:
+        why = (
+            "gpuPoolCapacityType is onDemand"
+            if strategy is None
+            else f"gpuPoolSpotStrategy is {strategy}"
+        )
+        r.problem(
+            "gpuPoolSpotMaxPrice",
+            price,
+            f"only valid with gpuPoolSpotStrategy SpotWithPriceLimit ({why}); remove it or set "
+            "gpuPoolSpotStrategy to SpotWithPriceLimit",
+        )
+        return None
+    if not price:
+        return None
+    if not _PRICE.match(price) or float(price) <= 0:
+        r.problem(
+            "gpuPoolSpotMaxPrice",
+            price,
+            "must be a positive decimal price per instance-hour, e.g. 2.5",
+        )
+        return None
+    return price
+
+
+def _extra_instance_types(r: ConfigReader, gpu_pool: GpuPoolSettings | None) -> tuple[str, ...]:
+    """More types for the same pool: spot capacity comes from whichever has stock.
+
+    Each must give the same GPUs (model and count) as the pool's type, so that Jobs
+    sized for one node fit on any node the pool gets.
+    """
+    extra = r.strings("gpuPoolExtraInstanceTypes")
+    if gpu_pool is None:
+        return extra
+    base = gpu_pool.instance
+    same = [
+        e.instance_type
+        for e in catalog.instance_types("alicloud")
+        if e.gpu_model == base.gpu_model
+        and e.gpu_count == base.gpu_count
+        and e.instance_type != base.instance_type
+    ]
+    seen: set[str] = set()
+    for name in extra:
+        entry = catalog.find("alicloud", name)
+        if name == base.instance_type or name in seen:
+            r.problem("gpuPoolExtraInstanceTypes", name, "listed twice (or is the pool's type)")
+        elif entry is None:
+            elsewhere = catalog.clouds_offering(name)
+            where = f" (it is a {', '.join(elsewhere)} type)" if elsewhere else ""
+            r.problem(
+                "gpuPoolExtraInstanceTypes",
+                name,
+                f"not a GPU instance type the catalog knows on alicloud{where}; types with "
+                f"{base.gpu_count}x {base.gpu_model} like the pool's: {', '.join(same) or 'none'}",
+            )
+        elif entry.gpu_model != base.gpu_model or entry.gpu_count != base.gpu_count:
+            r.problem(
+                "gpuPoolExtraInstanceTypes",
+                name,
+                f"has {entry.gpu_count}x {entry.gpu_model}; the pool's {base.instance_type} has "
+                f"{base.gpu_count}x {base.gpu_model}; same GPUs: {', '.join(same) or 'none'}",
+            )
+        seen.add(name)
+    return extra
+
+
+def _check_cluster_networks(r: ConfigReader, network: NetworkSettings) -> None:
+    try:
+        vpc = ipaddress.IPv4Network(network.vpc_cidr)
+    except ValueError:
+        return  # already reported by the generic network checks
+    for what, cidr in (("pod", POD_CIDR), ("Service", SERVICE_CIDR)):
+        if vpc.overlaps(ipaddress.IPv4Network(cidr)):
+            r.problem(
+                "vpcCidr",
+                network.vpc_cidr,
+                f"overlaps the cluster's {what} network {cidr} on Alibaba Cloud; pick a range "
+                "outside 172.20.0.0/15, e.g. 10.0.0.0/16",
+            )

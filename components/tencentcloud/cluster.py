@@ -1,0 +1,120 @@
+"""TKE managed cluster: KMS-encrypted Secrets, and its API endpoint (private by default)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pulumi
+import tencentcloud_iac_pulumi as tencentcloud
+
+
+@dataclass(frozen=True)
+class TkeClusterArgs:
+    cluster_name: str
+    cluster_version: str
+    """Full TKE version, e.g. `1.32.2`."""
+    region: str
+    vpc_id: pulumi.Input[str]
+    pod_cidr: str
+    service_cidr: str
+    max_services: int
+    max_pods_per_node: int
+    deletion_protection: bool
+    tags: Mapping[str, str]
+
+
+class TkeCluster(pulumi.ComponentResource):
+    cluster_id: pulumi.Output[str]
+    cluster_name: pulumi.Output[str]
+    secrets_key_id: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: TkeClusterArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:tencentcloud:TkeCluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        key = tencentcloud.kms.Key(
+            f"{name}-secrets-key",
+            alias=f"{args.cluster_name}-tke-secrets",
+            description=f"Envelope encryption of Kubernetes Secrets in {args.cluster_name}",
+            key_usage="ENCRYPT_DECRYPT",
+            key_rotation_enabled=True,
+            pending_delete_window_in_days=30,
+            tags=dict(args.tags),
+            opts=child,
+        )
+        cluster = tencentcloud.kubernetes.Cluster(
+            f"{name}-cluster",
+            cluster_name=args.cluster_name,
+            cluster_desc=f"gpuinfra GPU training cluster {args.cluster_name}",
+            cluster_deploy_type="MANAGED_CLUSTER",
+            cluster_version=args.cluster_version,
+            container_runtime="containerd",
+            vpc_id=args.vpc_id,
+            network_type="GR",
+            cluster_cidr=args.pod_cidr,
+            service_cidr=args.service_cidr,
+            cluster_max_service_num=args.max_services,
+            cluster_max_pod_num=args.max_pods_per_node,
+            # The endpoints are opened by TkeEndpoint once a node pool exists (TKE refuses
+            # them on a cluster without nodes).
+            cluster_internet=False,
+            cluster_intranet=False,
+            deletion_protection=args.deletion_protection,
+            tags=dict(args.tags),
+            opts=child,
+        )
+        tencentcloud.kubernetes.EncryptionProtection(
+            f"{name}-secrets-encryption",
+            cluster_id=cluster.id,
+            kms_configuration={"key_id": key.id, "kms_region": args.region},
+            opts=child,
+        )
+        self.cluster_id = cluster.id
+        self.cluster_name = cluster.cluster_name.apply(lambda n: n or args.cluster_name)
+        self.secrets_key_id = key.id
+        self.register_outputs({"cluster_id": self.cluster_id, "cluster_name": self.cluster_name})
+
+
+@dataclass(frozen=True)
+class TkeEndpointArgs:
+    cluster_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    """The private endpoint's address comes from this subnet."""
+    public: bool
+    public_security_group_id: pulumi.Input[str] | None
+    """Required when `public`: limits the public endpoint to the admin networks."""
+    depends_on: Sequence[pulumi.Resource] = ()
+
+
+class TkeEndpoint(pulumi.ComponentResource):
+    """The API server's addresses and the kubeconfig that reaches it."""
+
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: TkeEndpointArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:tencentcloud:TkeEndpoint", name, None, opts)
+        if args.public and args.public_security_group_id is None:
+            raise ValueError("a public TKE endpoint needs a security group limiting its sources")
+        endpoint = tencentcloud.kubernetes.ClusterEndpoint(
+            f"{name}-endpoint",
+            cluster_id=args.cluster_id,
+            cluster_intranet=True,
+            cluster_intranet_subnet_id=args.subnet_id,
+            cluster_internet=args.public,
+            cluster_internet_security_group=args.public_security_group_id if args.public else None,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+        )
+        if args.public:
+            self.endpoint = endpoint.cluster_external_endpoint
+            kubeconfig = endpoint.kube_config
+        else:
+            self.endpoint = endpoint.pgw_endpoint
+            kubeconfig = endpoint.kube_config_intranet
+        self.kubeconfig = pulumi.Output.secret(kubeconfig)
+        self.register_outputs({"endpoint": self.endpoint, "kubeconfig": self.kubeconfig})

@@ -1,0 +1,176 @@
+"""Alibaba Cloud stack: VPC -> ACK Pro -> node pools -> OSS -> RRSA, ending in a ClusterHandle."""
+
+from __future__ import annotations
+
+import pulumi
+
+from components.alicloud.cluster import AckCluster, AckClusterArgs
+from components.alicloud.identity import (
+    RRSA_ROLE_ANNOTATION,
+    RrsaRole,
+    RrsaRoleArgs,
+    bucket_access_policy,
+)
+from components.alicloud.network import AlicloudNetwork, AlicloudNetworkArgs
+from components.alicloud.nodepool import AckNodePool, AckNodePoolArgs, SpotSettings
+from components.alicloud.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
+from components.alicloud.storage import OssBucket, OssBucketArgs, oss_endpoint
+from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
+from components.settings import Settings
+from components.tags import stack_tags
+
+DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
+"""Node label ACK reads to install this NVIDIA driver version on a GPU node."""
+
+
+def build(settings: Settings) -> ClusterHandle:
+    ali = settings.alicloud
+    if ali is None:
+        raise ValueError("the Alibaba Cloud stack needs settings parsed with cloud: alicloud")
+    prefix = settings.name_prefix
+
+    def tags(component: str) -> dict[str, str]:
+        return stack_tags(settings.stack, component)
+
+    gpu = settings.gpu_pool
+    gpu_types = [gpu.instance.instance_type, *ali.extra_instance_types]
+
+    network = AlicloudNetwork(
+        prefix,
+        AlicloudNetworkArgs(
+            vpc_cidr=settings.network.vpc_cidr,
+            public_subnet_cidrs=settings.network.public_subnet_cidrs,
+            private_subnet_cidrs=settings.network.private_subnet_cidrs,
+            gpu_instance_type=gpu.instance.instance_type,
+            tags=tags("network"),
+        ),
+    )
+    admin = AdminSecurityGroup(
+        prefix,
+        AdminSecurityGroupArgs(
+            vpc_id=network.vpc_id,
+            admin_cidrs=settings.access.admin_cidrs,
+            tags=tags("admin-access"),
+        ),
+    )
+    cluster = AckCluster(
+        prefix,
+        AckClusterArgs(
+            cluster_name=prefix,
+            kubernetes_version=settings.cluster.kubernetes_version,
+            vswitch_ids=network.node_vswitch_ids,
+            endpoint_public=settings.access.api_endpoint_public,
+            log_types=settings.cluster.log_types,
+            log_retention_days=settings.cluster.log_retention_days,
+            deletion_protection=settings.cluster.deletion_protection,
+            pod_cidr=ali.pod_cidr,
+            service_cidr=ali.service_cidr,
+            tags=tags("cluster"),
+        ),
+    )
+    node_security_groups = [cluster.security_group_id, admin.security_group_id]
+
+    system_pool = settings.system_pool
+    AckNodePool(
+        f"{prefix}-system",
+        AckNodePoolArgs(
+            cluster_id=cluster.cluster_id,
+            vswitch_ids=network.node_vswitch_ids,
+            instance_types=[system_pool.instance_type],
+            size=system_pool.size,
+            # Fixed size: cluster services need nodes the autoscaler never removes.
+            autoscale=False,
+            scaling_type="cpu",
+            disk_size_gb=60,
+            labels={"gpuinfra.io/pool": "system"},
+            taints=[],
+            security_group_ids=node_security_groups,
+            tags=tags("system-pool"),
+        ),
+    )
+
+    gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
+    pool_labels = dict(gpu_labels)
+    if ali.driver_version:
+        pool_labels[DRIVER_LABEL] = ali.driver_version
+    AckNodePool(
+        f"{prefix}-gpu",
+        AckNodePoolArgs(
+            cluster_id=cluster.cluster_id,
+            vswitch_ids=network.node_vswitch_ids,
+            instance_types=gpu_types,
+            size=gpu.size,
+            autoscale=True,
+            scaling_type="gpu",
+            disk_size_gb=gpu.disk_size_gb,
+            labels=pool_labels,
+            taints=[GPU_TAINT],
+            security_group_ids=node_security_groups,
+            tags=tags("gpu-pool"),
+            spot=SpotSettings(
+                strategy=ali.spot_strategy,
+                price_limit=ali.spot_price_limit,
+                on_demand_fallback=ali.on_demand_fallback,
+            ),
+        ),
+    )
+
+    storage = settings.storage
+    bucket = OssBucket(
+        prefix,
+        OssBucketArgs(
+            bucket_name=storage.bucket_name,
+            protect=storage.protect,
+            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
+            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
+            tags=tags("storage"),
+        ),
+    )
+    identity = settings.identity
+    training_role = RrsaRole(
+        f"{prefix}-training",
+        RrsaRoleArgs(
+            role_name=f"{prefix}-training",
+            oidc_provider_arn=cluster.rrsa_oidc_provider_arn,
+            oidc_issuer_url=cluster.rrsa_oidc_issuer_url,
+            namespace=identity.namespace,
+            service_account=identity.service_account,
+            policy=bucket.bucket_name.apply(bucket_access_policy),
+            tags=tags("identity"),
+        ),
+    )
+
+    endpoint = oss_endpoint(settings.region, internal=True)  # pods run inside the region
+    handle = ClusterHandle(
+        cloud="alicloud",
+        cluster_name=cluster.cluster_name,
+        kubeconfig=cluster.kubeconfig,
+        gpu_node_labels=gpu_labels,
+        gpu_taint=GPU_TAINT,
+        # ACK installs the NVIDIA device plugin on GPU nodes itself: a second one would
+        # advertise every GPU twice.
+        platform_runs_device_plugin=True,
+        bucket=BucketRef(
+            name=bucket.bucket_name, region=settings.region, endpoint=endpoint, scheme="oss"
+        ),
+        training_namespace=identity.namespace,
+        training_service_account=identity.service_account,
+        service_account_annotations={RRSA_ROLE_ANNOTATION: training_role.role_name},
+    )
+
+    pulumi.export("cloud", "alicloud")
+    pulumi.export("region", settings.region)
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("clusterId", cluster.cluster_id)
+    pulumi.export("kubernetesVersion", cluster.version)
+    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("natPublicIp", network.nat_public_ip)
+    pulumi.export("bucketName", bucket.bucket_name)
+    pulumi.export("bucketUri", handle.bucket.uri)
+    pulumi.export("bucketEndpoint", endpoint)
+    pulumi.export("trainingRoleName", training_role.role_name)
+    pulumi.export("trainingRoleArn", training_role.role_arn)
+    pulumi.export("rrsaOidcProviderArn", cluster.rrsa_oidc_provider_arn)
+    pulumi.export("gpuInstanceType", gpu.instance.instance_type)
+    pulumi.export("gpuInstanceTypes", gpu_types)
+    return handle

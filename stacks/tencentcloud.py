@@ -1,0 +1,224 @@
+"""Tencent Cloud stack: VPC -> TKE -> node pools -> COS -> pod identity, ending in a
+ClusterHandle."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pulumi
+import tencentcloud_iac_pulumi as tencentcloud
+
+from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
+from components.settings import Settings
+from components.tags import stack_tags
+from components.tencentcloud.cluster import (
+    TkeCluster,
+    TkeClusterArgs,
+    TkeEndpoint,
+    TkeEndpointArgs,
+)
+from components.tencentcloud.identity import (
+    POD_IDENTITY_ANNOTATION,
+    PodIdentity,
+    PodIdentityArgs,
+    ServiceAccountRole,
+    ServiceAccountRoleArgs,
+    bucket_access_policy,
+)
+from components.tencentcloud.network import TencentNetwork, TencentNetworkArgs
+from components.tencentcloud.nodepool import GpuSoftware, TkeNodePool, TkeNodePoolArgs
+from components.tencentcloud.security_group import (
+    AdminSecurityGroup,
+    AdminSecurityGroupArgs,
+    ApiSecurityGroup,
+    ApiSecurityGroupArgs,
+    NodeSecurityGroup,
+    NodeSecurityGroupArgs,
+)
+from components.tencentcloud.storage import CosBucket, CosBucketArgs, cos_endpoint
+
+MAX_PODS_PER_NODE = 64
+
+PLATFORM_RUNS_DEVICE_PLUGIN = False
+"""TKE installs the NVIDIA driver (and, if asked, CUDA and cuDNN) on GPU nodes through
+`gpu_args`, but no Tencent source found says it also runs the NVIDIA device plugin on
+them: TKE's GPU-node guide ("使用GPU节点.md" under 容器服务/控制台指南/节点管理 in
+github.com/tencentyun/qcloud-documents) only covers the driver, CUDA/cuDNN and MIG choices
+and says nothing of a device plugin, and the qGPU add-on (https://www.tencentcloud.com/document/product/457/59103)
+brings its own device plugin for shared GPUs. Searched 2026-11-30 (docs, pages, issues,
+code). So the Kubernetes layer installs NVIDIA's plugin here; on a cluster where TKE
+turns out to run one, set `gpuinfra:devicePlugin: never`."""
+
+
+def build(settings: Settings) -> ClusterHandle:
+    tc = settings.tencentcloud
+    if tc is None:
+        raise ValueError("the Tencent Cloud stack needs settings.tencentcloud")
+    prefix = settings.name_prefix
+
+    def tags(component: str) -> dict[str, str]:
+        return stack_tags(settings.stack, component)
+
+    gpu = settings.gpu_pool
+    charge_type: Literal["SPOTPAID", "POSTPAID_BY_HOUR"] = (
+        "SPOTPAID" if gpu.capacity_type == "spot" else "POSTPAID_BY_HOUR"
+    )
+    network = TencentNetwork(
+        prefix,
+        TencentNetworkArgs(
+            vpc_cidr=settings.network.vpc_cidr,
+            subnet_cidrs=settings.network.private_subnet_cidrs,
+            gpu_instance_type=gpu.instance.instance_type,
+            charge_type=charge_type,
+            nat_gateways=settings.network.nat_gateways,
+            tags=tags("network"),
+        ),
+    )
+    access = settings.access
+    admin = AdminSecurityGroup(
+        prefix, AdminSecurityGroupArgs(admin_cidrs=access.admin_cidrs, tags=tags("admin-access"))
+    )
+    nodes_sg = NodeSecurityGroup(
+        prefix,
+        NodeSecurityGroupArgs(
+            internal_cidrs=[settings.network.vpc_cidr, tc.pod_cidr], tags=tags("nodes")
+        ),
+    )
+    cluster = TkeCluster(
+        prefix,
+        TkeClusterArgs(
+            cluster_name=prefix,
+            cluster_version=tc.cluster_version,
+            region=settings.region,
+            vpc_id=network.vpc_id,
+            pod_cidr=tc.pod_cidr,
+            service_cidr=tc.service_cidr,
+            max_services=tc.max_services,
+            max_pods_per_node=MAX_PODS_PER_NODE,
+            deletion_protection=settings.cluster.deletion_protection,
+            tags=tags("cluster"),
+        ),
+    )
+    node_security_groups = [nodes_sg.security_group_id, admin.security_group_id]
+
+    system_pool = settings.system_pool
+    system = TkeNodePool(
+        f"{prefix}-system",
+        TkeNodePoolArgs(
+            cluster_id=cluster.cluster_id,
+            vpc_id=network.vpc_id,
+            subnet_ids=network.subnet_ids,
+            instance_type=system_pool.instance_type,
+            charge_type="POSTPAID_BY_HOUR",
+            spot_max_price=None,
+            size=system_pool.size,
+            data_disk_gb=50,
+            labels={"gpuinfra.io/pool": "system"},
+            taints=[],
+            security_group_ids=node_security_groups,
+            gpu=None,
+            tags=tags("system-pool"),
+        ),
+    )
+    gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
+    software = (
+        GpuSoftware(tc.gpu_software, tc.install_cuda, tc.install_cudnn)
+        if tc.gpu_software is not None
+        else None
+    )
+    TkeNodePool(
+        f"{prefix}-gpu",
+        TkeNodePoolArgs(
+            cluster_id=cluster.cluster_id,
+            vpc_id=network.vpc_id,
+            subnet_ids=network.subnet_ids,
+            instance_type=gpu.instance.instance_type,
+            charge_type=charge_type,
+            spot_max_price=tc.spot_max_price,
+            size=gpu.size,
+            data_disk_gb=gpu.disk_size_gb,
+            labels=gpu_labels,
+            taints=[GPU_TAINT],
+            security_group_ids=node_security_groups,
+            gpu=software,
+            tags=tags("gpu-pool"),
+        ),
+    )
+
+    api_sg = (
+        ApiSecurityGroup(
+            prefix, ApiSecurityGroupArgs(admin_cidrs=access.admin_cidrs, tags=tags("api-access"))
+        )
+        if access.api_endpoint_public
+        else None
+    )
+    endpoint = TkeEndpoint(
+        prefix,
+        TkeEndpointArgs(
+            cluster_id=cluster.cluster_id,
+            subnet_id=network.subnet_ids[0],
+            public=access.api_endpoint_public,
+            public_security_group_id=api_sg.security_group_id if api_sg else None,
+            depends_on=[system],
+        ),
+    )
+
+    storage = settings.storage
+    bucket = CosBucket(
+        prefix,
+        CosBucketArgs(
+            bucket_name=tc.bucket_name,
+            protect=storage.protect,
+            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
+            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
+            tags=tags("storage"),
+        ),
+    )
+    identity = settings.identity
+    pod_identity = PodIdentity(prefix, PodIdentityArgs(cluster_id=cluster.cluster_id))
+    account = tencentcloud.user.get_info_output()
+    training_role = ServiceAccountRole(
+        f"{prefix}-training",
+        ServiceAccountRoleArgs(
+            account_uin=account.owner_uin,
+            cluster_id=cluster.cluster_id,
+            issuer=pod_identity.issuer,
+            namespace=identity.namespace,
+            service_account=identity.service_account,
+            policy=bucket.bucket_name.apply(
+                lambda name: bucket_access_policy(settings.region, tc.app_id, name)
+            ),
+            tags=tags("identity"),
+        ),
+    )
+
+    handle = ClusterHandle(
+        cloud="tencentcloud",
+        cluster_name=cluster.cluster_name,
+        kubeconfig=endpoint.kubeconfig,
+        gpu_node_labels=gpu_labels,
+        gpu_taint=GPU_TAINT,
+        platform_runs_device_plugin=PLATFORM_RUNS_DEVICE_PLUGIN,
+        bucket=BucketRef(
+            name=bucket.bucket_name,
+            region=settings.region,
+            endpoint=cos_endpoint(settings.region),
+            scheme="cosn",
+        ),
+        training_namespace=identity.namespace,
+        training_service_account=identity.service_account,
+        service_account_annotations={POD_IDENTITY_ANNOTATION: training_role.role_arn},
+    )
+
+    pulumi.export("cloud", "tencentcloud")
+    pulumi.export("region", settings.region)
+    pulumi.export("clusterName", cluster.cluster_name)
+    pulumi.export("clusterId", cluster.cluster_id)
+    pulumi.export("clusterEndpoint", endpoint.endpoint)
+    pulumi.export("kubeconfig", endpoint.kubeconfig)
+    pulumi.export("bucketName", bucket.bucket_name)
+    pulumi.export("bucketUri", handle.bucket.uri)
+    pulumi.export("bucketEndpoint", handle.bucket.endpoint)
+    pulumi.export("trainingRoleArn", training_role.role_arn)
+    pulumi.export("gpuInstanceType", gpu.instance.instance_type)
+    return handle
