@@ -61,6 +61,17 @@ def main() -> None:
             "`gpuinfra preview --stack prod --json`",
             timed([py, "-m", "gpuinfra", "preview", "--stack", "prod", "--json"], args.runs),
         ),
+        row(
+            "`gpuinfra preview --stack dev --format markdown` (cost + policy)",
+            timed(
+                [py, "-m", "gpuinfra", "preview", "--stack", "dev", "--format", "markdown"],
+                args.runs,
+            ),
+        ),
+        row(
+            "`gpuinfra preview --all --format markdown` (every stack)",
+            timed([py, "-m", "gpuinfra", "preview", "--all", "--format", "markdown"], args.runs),
+        ),
         row("floor: import pulumi + the AWS SDK modules used", timed([py, "-c", FLOOR], args.runs)),
         row("floor: `python -c pass`", timed([py, "-c", "pass"], args.runs)),
     ]

@@ -51,6 +51,9 @@ class Plan:
     resources: list[RecordedResource]
     outputs: dict[str, Any]
     secret_outputs: set[str]
+    config: dict[str, str] = field(default_factory=dict)
+    """The stack config the program ran with (qualified keys; secret values masked), so the
+    cost estimate and the policy checks can read settings such as explicit opt-ins."""
 
     def of_type(self, type_: str) -> list[RecordedResource]:
         return [r for r in self.resources if r.type == type_]
@@ -186,6 +189,7 @@ def run_program(
         resources=monitor.recorded,
         outputs=outputs,
         secret_outputs=secret,
+        config={k: "[secret]" if k in secret_keys else v for k, v in config.items()},
     )
 
 

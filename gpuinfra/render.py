@@ -60,11 +60,13 @@ def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
         "project": plan.project,
         "stack": plan.stack,
         "cloud": cloud,
+        "config": dict(sorted(plan.config.items())),
         "resources": [
             {
                 "urn": r.urn,
                 "type": r.type,
                 "name": r.name,
+                "id": r.id,
                 "parent": r.parent,
                 "protect": r.protect,
                 "inputs": r.inputs,

@@ -1,0 +1,184 @@
+"""Non-GPU prices the cost estimate needs: control planes, NAT, storage, CPU nodes.
+
+Each fee has its source and the date it was read; ``usd_per_hour=None`` means no citable
+figure was found and ``note`` says why, so the estimate shows "unknown" rather than a
+guess. Hourly figures for monthly prices use AWS's 730 hours per month.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+HOURS_PER_MONTH = 730
+"""The month AWS's pricing pages use (365 x 24 / 12)."""
+
+
+@dataclass(frozen=True)
+class Fee:
+    usd_per_hour: float | None
+    unit: str
+    """What one `usd_per_hour` pays for: "cluster", "gateway", "GB", "node"."""
+    region: str
+    source: str
+    date: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.usd_per_hour is None and not self.note:
+            raise ValueError("a fee of None must say why in `note`")
+
+
+def per_gb_month(usd: float) -> float:
+    return usd / HOURS_PER_MONTH
+
+
+# --- AWS (us-east-1 list prices) ---------------------------------------------------------
+EKS_STANDARD = Fee(
+    0.10,
+    "cluster",
+    "all",
+    "https://aws.amazon.com/eks/pricing/ and https://aws.amazon.com/blogs/containers/"
+    "amazon-eks-extended-support-for-kubernetes-versions-pricing/",
+    "2026-11-30",
+    "Kubernetes version in standard support (first 14 months after its EKS release).",
+)
+EKS_EXTENDED = Fee(
+    0.60,
+    "cluster",
+    "all",
+    EKS_STANDARD.source,
+    "2026-11-30",
+    "Kubernetes version in extended support (months 15-26): $0.60 per cluster-hour "
+    "since the April 2024 billing cycle.",
+)
+EKS_END_OF_STANDARD_SUPPORT: dict[str, str] = {
+    # Amazon EKS Kubernetes release calendar (https://docs.aws.amazon.com/eks/latest/userguide/
+    # kubernetes-versions.html, as listed at https://endoflife.date/amazon-eks, 2026-11-30).
+    # Extended support ends 12 months after each date.
+    "1.30": "2025-07-23",
+    "1.31": "2025-11-26",
+    "1.32": "2026-03-23",
+    "1.33": "2026-07-29",
+    "1.34": "2026-12-02",
+    "1.35": "2027-03-27",
+}
+AWS_NAT_GATEWAY = Fee(
+    0.045,
+    "gateway",
+    "us-east-1",
+    "https://aws.amazon.com/vpc/pricing/ (NAT gateway hour)",
+    "2026-11-30",
+    "Plus $0.045 per GB processed, which depends on traffic and is not estimated.",
+)
+AWS_PUBLIC_IPV4 = Fee(
+    0.005,
+    "address",
+    "all",
+    "https://aws.amazon.com/vpc/pricing/ (public IPv4 address, charged since 2024-02-01)",
+    "2026-11-30",
+)
+AWS_S3_STANDARD = Fee(
+    per_gb_month(0.023),
+    "GB",
+    "us-east-1",
+    "https://aws.amazon.com/s3/pricing/ (S3 Standard, first 50 TB: $0.023 per GB-month)",
+    "2026-11-30",
+    "Storage only; requests and transfer out are not estimated; old versions kept by "
+    "versioning count as stored data.",
+)
+AWS_EBS_GP3 = Fee(
+    per_gb_month(0.08),
+    "GB",
+    "us-east-1",
+    "https://aws.amazon.com/ebs/pricing/ (gp3: $0.08 per GB-month, 3000 IOPS and "
+    "125 MB/s included)",
+    "2026-11-30",
+)
+AWS_KMS_KEY = Fee(
+    per_gb_month(1.0),
+    "key",
+    "all",
+    "https://aws.amazon.com/kms/pricing/ (customer managed key: $1 per month)",
+    "2026-11-30",
+    "Requests beyond the free tier are not estimated.",
+)
+AWS_CPU_INSTANCES: dict[str, Fee] = {
+    # The system pool's CPU types (the catalog lists GPU types only).
+    "m6i.large": Fee(
+        0.096,
+        "node",
+        "us-east-1",
+        "https://aws.amazon.com/ec2/pricing/on-demand/ (us-east-1, Linux)",
+        "2026-11-30",
+    ),
+    "m6i.xlarge": Fee(
+        0.192,
+        "node",
+        "us-east-1",
+        "https://aws.amazon.com/ec2/pricing/on-demand/ (us-east-1, Linux)",
+        "2026-11-30",
+    ),
+}
+
+# --- Alibaba Cloud -----------------------------------------------------------------------
+ACK_PRO = Fee(
+    0.09,
+    "cluster",
+    "varies",
+    "https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/product-overview/"
+    "ack-pro-cluster-billing (USD 0.09 per cluster per hour; 'prices may vary by region')",
+    "2026-11-30",
+    "ACK managed Pro cluster management fee; Basic clusters have none. The API server's CLB "
+    "is billed separately and not estimated.",
+)
+_ALI_NO_PRICE = (
+    "Alibaba Cloud publishes this price only in its dynamically rendered price calculator; "
+    "no citable static figure was found."
+)
+ALICLOUD_NAT_GATEWAY = Fee(
+    None,
+    "gateway",
+    "varies",
+    "https://www.alibabacloud.com/help/en/nat-gateway/product-overview/billing-overview",
+    "2026-11-30",
+    _ALI_NO_PRICE,
+)
+ALICLOUD_OSS_STANDARD = Fee(
+    None,
+    "GB",
+    "varies",
+    "https://www.alibabacloud.com/product/oss/pricing",
+    "2026-11-30",
+    _ALI_NO_PRICE,
+)
+
+# --- Tencent Cloud -----------------------------------------------------------------------
+_TENCENT_NO_PRICE = (
+    "Tencent Cloud shows this price per region only in the console/price calculator; no "
+    "citable static figure was found."
+)
+TKE_MANAGEMENT = Fee(
+    None,
+    "cluster",
+    "varies",
+    "https://www.tencentcloud.com/document/product/457/45157 (cluster management fees by "
+    "cluster model; 'unit prices vary by region, see the console')",
+    "2026-11-30",
+    _TENCENT_NO_PRICE,
+)
+TENCENT_NAT_GATEWAY = Fee(
+    None,
+    "gateway",
+    "varies",
+    "https://www.tencentcloud.com/document/product/1015/30236",
+    "2026-11-30",
+    _TENCENT_NO_PRICE,
+)
+TENCENT_COS_STANDARD = Fee(
+    None,
+    "GB",
+    "varies",
+    "https://www.tencentcloud.com/pricing/cos",
+    "2026-11-30",
+    _TENCENT_NO_PRICE,
+)
