@@ -7,7 +7,7 @@ only this and never imports a cloud SDK.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import pulumi
@@ -44,8 +44,8 @@ class BucketRef:
 class ClusterHandle:
     cloud: str
     cluster_name: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]
-    """Secret."""
+    kubeconfig: pulumi.Output[str] | None
+    """Secret. None: the Kubernetes provider's own configuration (existing clusters)."""
     gpu_node_labels: Mapping[str, str]
     """Labels every GPU node carries (includes `GPU_NODE_LABEL`)."""
     gpu_taint: Taint
@@ -56,3 +56,6 @@ class ClusterHandle:
     training_service_account: str
     service_account_annotations: Mapping[str, pulumi.Output[str]]
     """Annotations that give the training ServiceAccount access to the bucket."""
+    training_namespace_labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels the training namespace needs for workload identity (ACK's RRSA webhook only
+    injects credentials into namespaces labelled for it)."""

@@ -1,31 +1,51 @@
-"""`gpuinfra` command line. Exit codes: 0 fine, 2 invalid settings or project files."""
+"""`gpuinfra` command line. Exit codes: 0 fine, 1 a mandatory policy finding (preview),
+2 invalid settings or project files."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 
 def _preview(args: argparse.Namespace) -> int:
     # Imported here so `gpuinfra --help` stays instant.
+    from .pr_preview import run
+
+    return run(args)
+
+
+def _sizing(args: argparse.Namespace) -> int:
+    from .sizing import run
+
+    return run(args)
+
+
+def _render(args: argparse.Namespace) -> int:
     from components.settings import SettingsError
 
+    from .manifests import write_or_check
     from .preview import preview_stack
     from .project import ProjectError
-    from .render import plan_json, tree
 
     try:
-        plan, cloud = preview_stack(Path(args.cwd), args.stack)
+        plan, _ = preview_stack(Path(args.cwd), args.stack)
     except (ProjectError, SettingsError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    if args.json:
-        json.dump(plan_json(plan, cloud), sys.stdout, indent=2, sort_keys=True)
-        print()
-    else:
-        print(tree(plan))
+    out = Path(args.out)
+    differs = write_or_check(plan, out, check=args.check)
+    if args.check:
+        if differs:
+            print(
+                f"{out} is out of date with stack {args.stack}: {', '.join(differs)}; "
+                f"run `gpuinfra render --stack {args.stack} --out {out}`",
+                file=sys.stderr,
+            )
+            return 1
+        print(f"{out}: up to date")
+        return 0
+    print(f"wrote {out} ({len(list(out.glob('*.yaml')))} files)")
     return 0
 
 
@@ -44,8 +64,38 @@ def main(argv: list[str] | None = None) -> int:
     )
     preview.add_argument("--stack", "-s", default="dev", help="stack name (Pulumi.<stack>.yaml)")
     preview.add_argument("--cwd", "-C", default=".", help="project directory (holds Pulumi.yaml)")
-    preview.add_argument("--json", action="store_true", help="print the plan as JSON")
+    preview.add_argument(
+        "--json", action="store_true", help="print the plan as JSON (with `cost` and `policy`)"
+    )
+    preview.add_argument(
+        "--format", choices=("table", "markdown"), default="table", help="text output style"
+    )
+    preview.add_argument("--diff", metavar="BASE.json", help="compare with an earlier --json plan")
+    preview.add_argument(
+        "--out", metavar="DIR", help="write plan, cost, policy and manifests to DIR/<stack>/"
+    )
+    preview.add_argument("--all", action="store_true", help="preview every stack of the project")
+    preview.add_argument(
+        "--plan", metavar="PLAN.json", help="check a saved --json plan; the program does not run"
+    )
     preview.set_defaults(func=_preview)
+
+    from .sizing import add_arguments as add_sizing_arguments
+
+    sizing = sub.add_parser(
+        "sizing", help="estimate training memory and list the GPU types that fit"
+    )
+    add_sizing_arguments(sizing)
+    sizing.set_defaults(func=_sizing)
+
+    render = sub.add_parser(
+        "render", help="write the stack's Kubernetes objects as plain manifests + kustomization"
+    )
+    render.add_argument("--stack", "-s", default="k8s-dev", help="stack name")
+    render.add_argument("--cwd", "-C", default=".", help="project directory")
+    render.add_argument("--out", "-o", default="k8s", help="folder to write (default k8s/)")
+    render.add_argument("--check", action="store_true", help="fail if the folder differs")
+    render.set_defaults(func=_render)
 
     schema = sub.add_parser(
         "schema", help="check (or --write) Pulumi.yaml's config block and the README reference"

@@ -26,12 +26,24 @@ def _tencentcloud(settings: Settings) -> ClusterHandle:
     return tencentcloud.build(settings)
 
 
+def _existing_cluster(settings: Settings) -> ClusterHandle:
+    from stacks import kubernetes
+
+    return kubernetes.build(settings)
+
+
 BUILDERS: dict[str, Callable[[Settings], ClusterHandle]] = {
     "aws": _aws,
     "alicloud": _alicloud,
     "tencentcloud": _tencentcloud,
+    "kubernetes": _existing_cluster,
 }
 
 
 def build_stack(settings: Settings) -> ClusterHandle:
-    return BUILDERS[settings.cloud](settings)
+    """The provider's resources, then the GPU layer on the cluster they end in."""
+    from components.kubernetes.gpu_layer import GpuLayer, GpuLayerArgs
+
+    handle = BUILDERS[settings.cloud](settings)
+    GpuLayer(settings.name_prefix, GpuLayerArgs(handle=handle, settings=settings.gpu_layer))
+    return handle

@@ -32,7 +32,7 @@ def build(settings: Settings) -> ClusterHandle:
     def tags(component: str) -> dict[str, str]:
         return stack_tags(settings.stack, component)
 
-    gpu = settings.gpu_pool
+    gpu = settings.require_gpu_pool()
     gpu_types = [gpu.instance.instance_type, *ali.extra_instance_types]
 
     network = AlicloudNetwork(
@@ -156,6 +156,8 @@ def build(settings: Settings) -> ClusterHandle:
         training_namespace=identity.namespace,
         training_service_account=identity.service_account,
         service_account_annotations={RRSA_ROLE_ANNOTATION: training_role.role_name},
+        # ack-pod-identity-webhook injects RRSA credentials only into labelled namespaces.
+        training_namespace_labels={"pod-identity.alibabacloud.com/injection": "on"},
     )
 
     pulumi.export("cloud", "alicloud")

@@ -86,7 +86,7 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
-    gpu = settings.gpu_pool
+    gpu = settings.require_gpu_pool()
     gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
     ManagedNodeGroup(
         f"{prefix}-gpu",

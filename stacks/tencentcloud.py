@@ -59,7 +59,7 @@ def build(settings: Settings) -> ClusterHandle:
     def tags(component: str) -> dict[str, str]:
         return stack_tags(settings.stack, component)
 
-    gpu = settings.gpu_pool
+    gpu = settings.require_gpu_pool()
     charge_type: Literal["SPOTPAID", "POSTPAID_BY_HOUR"] = (
         "SPOTPAID" if gpu.capacity_type == "spot" else "POSTPAID_BY_HOUR"
     )

@@ -1,0 +1,1 @@
+"""The GPU layer every cluster gets, built only from a `ClusterHandle` (never a cloud SDK)."""

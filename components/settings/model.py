@@ -10,6 +10,7 @@ from components.catalog import GpuInstanceType
 from .gpu_layer import GpuLayerSettings
 
 if TYPE_CHECKING:
+    from .clouds.kubernetes import ExistingClusterSettings
     from .clouds.tencentcloud import TencentCloudSettings
 
 CapacityType = Literal["spot", "onDemand"]
@@ -102,7 +103,8 @@ class Settings:
     network: NetworkSettings
     access: AccessSettings
     system_pool: SystemPoolSettings
-    gpu_pool: GpuPoolSettings
+    gpu_pool: GpuPoolSettings | None
+    """None only for `cloud: kubernetes` (an existing cluster has no pool we manage)."""
     storage: StorageSettings
     identity: IdentitySettings
     gpu_layer: GpuLayerSettings
@@ -110,3 +112,12 @@ class Settings:
     """Set only when `cloud` is alicloud."""
     tencentcloud: TencentCloudSettings | None = None
     """Set only when `cloud` is tencentcloud."""
+    existing_cluster: ExistingClusterSettings | None = None
+    """Set only when `cloud` is kubernetes (bring your own cluster)."""
+
+    def require_gpu_pool(self) -> GpuPoolSettings:
+        """The GPU pool of a cloud stack (validation guarantees one for every cloud but
+        `kubernetes`)."""
+        if self.gpu_pool is None:
+            raise ValueError(f"cloud {self.cloud} has no GPU pool to build")
+        return self.gpu_pool

@@ -48,7 +48,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "string",
         "aws",
         "general",
-        "Where the stack runs. Allowed: aws, alicloud, tencentcloud.",
+        "Where the stack runs. Allowed: aws, alicloud, tencentcloud, kubernetes (an existing "
+        "cluster: only the GPU layer is installed).",
     ),
     _k(
         "namePrefix",
@@ -62,9 +63,10 @@ KEYS: tuple[ConfigKey, ...] = (
     _k(
         "kubernetesVersion",
         "string",
-        "1.33",
+        "1.35",
         "cluster",
-        "Kubernetes minor version of the managed cluster, e.g. `1.33`. At least 1.31: "
+        "Kubernetes minor version of the managed cluster, e.g. `1.35` (in EKS standard support "
+        "until 2027-03; older versions bill extended support). At least 1.31: "
         "training Jobs rely on podFailurePolicy, GA in 1.31.",
     ),
     _k(
@@ -307,6 +309,68 @@ KEYS: tuple[ConfigKey, ...] = (
         "env, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
         "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
         "shmSizeGi, cpu, memory. See the README's Training Jobs section.",
+    ),
+    # bring your own cluster (cloud: kubernetes)
+    _k(
+        "kubeconfig",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: kubeconfig of the cluster (set it with --secret). Empty: the "
+        "Kubernetes provider's own config or KUBECONFIG.",
+    ),
+    _k(
+        "existingClusterName",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: a name for the cluster in outputs and reports.",
+    ),
+    _k(
+        "existingBucketUri",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: bucket (and prefix) for checkpoints, e.g. s3://my-bucket/runs; "
+        "required when trainingJobs is set.",
+    ),
+    _k(
+        "existingBucketEndpoint",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: S3-compatible endpoint URL of that bucket, when not AWS S3.",
+    ),
+    _k(
+        "existingServiceAccountAnnotations",
+        "array",
+        [],
+        "existingCluster",
+        "cloud kubernetes: key=value annotations that give the training ServiceAccount bucket "
+        "access (e.g. eks.amazonaws.com/role-arn=...).",
+    ),
+    _k(
+        "existingGpuNodeLabels",
+        "array",
+        ["nvidia.com/gpu.present=true"],
+        "existingCluster",
+        "cloud kubernetes: key=value labels every GPU node carries; the GPU DaemonSets and "
+        "Jobs select on them.",
+    ),
+    _k(
+        "existingGpusPerNode",
+        "integer",
+        1,
+        "existingCluster",
+        "cloud kubernetes: GPUs on each GPU node (the most a training Job may ask per node).",
+    ),
+    _k(
+        "existingPlatformRunsDevicePlugin",
+        "boolean",
+        False,
+        "existingCluster",
+        "cloud kubernetes: the cluster already runs an NVIDIA device plugin (GPU Operator, "
+        "ACK): devicePlugin auto then installs none.",
     ),
     # GPU pool keys more than one cloud reads (Alibaba Cloud, Tencent Cloud)
     _k(

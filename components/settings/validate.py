@@ -16,8 +16,10 @@ from typing import cast
 from components import catalog
 
 from .clouds import RULES, CloudRules
+from .clouds import kubernetes as existing_cluster_rules
 from .clouds import tencentcloud as tencentcloud_rules
 from .clouds.alicloud import parse_alicloud
+from .clouds.kubernetes import parse_existing_cluster
 from .errors import SettingsError
 from .gpu_layer import parse_gpu_layer
 from .model import (
@@ -64,22 +66,36 @@ def parse_settings(
 
     cloud = r.one_of("cloud", tuple(RULES))
     rules = RULES[cloud]
-    region = _region(r, rules, provider_config or {})
+    # An existing cluster (cloud kubernetes) has no region, network, pools or bucket of ours:
+    # its own keys are read instead, and the cloud keys are refused if set.
+    existing = parse_existing_cluster(r) if cloud == existing_cluster_rules.CLOUD else None
+    region = "" if existing else _region(r, rules, provider_config or {})
     name_prefix = _name_prefix(r, stack)
     cluster = _cluster(r, cloud)
     network = _network(r)
     access = _access(r, cloud)
     system_pool = _system_pool(r, rules)
-    gpu_pool = _gpu_pool(r, cloud)
+    gpu_pool = None if existing else _gpu_pool(r, cloud)
     storage = _storage(r, rules)
     identity = IdentitySettings(
         namespace=_dns_label(r, "trainingNamespace"),
         service_account=_dns_label(r, "trainingServiceAccount"),
     )
 
-    gpu_layer = parse_gpu_layer(
-        r, gpus_per_node=gpu_pool.instance.gpu_count if gpu_pool is not None else None
+    gpus_per_node = (
+        gpu_pool.instance.gpu_count
+        if gpu_pool is not None
+        else existing.gpus_per_node
+        if existing is not None
+        else None
     )
+    gpu_layer = parse_gpu_layer(r, gpus_per_node=gpus_per_node)
+    if existing is not None and gpu_layer.training_jobs and existing.bucket_uri is None:
+        r.problem(
+            "existingBucketUri",
+            None,
+            "required when trainingJobs is set: the Jobs checkpoint under it",
+        )
 
     alicloud = (
         parse_alicloud(r, cluster=cluster, network=network, access=access, gpu_pool=gpu_pool)
@@ -101,7 +117,7 @@ def parse_settings(
 
     _check_cost_assumptions(r)
 
-    if r.problems or gpu_pool is None:
+    if r.problems or (gpu_pool is None and existing is None):
         raise SettingsError(stack, r.problems)
     return Settings(
         stack=stack,
@@ -118,6 +134,7 @@ def parse_settings(
         gpu_layer=gpu_layer,
         alicloud=alicloud,
         tencentcloud=tencentcloud,
+        existing_cluster=existing,
     )
 
 

@@ -11,7 +11,7 @@ CLUSTER = "aws:eks/cluster:Cluster"
 
 def test_version_and_logging_from_config(dev_plan: Plan, prod_plan: Plan) -> None:
     dev = dev_plan.one(CLUSTER)
-    assert dev.inputs["version"] == "1.33"
+    assert dev.inputs["version"] == "1.35"
     assert dev.inputs["enabledClusterLogTypes"] == ["api", "audit", "authenticator"]
     prod = prod_plan.one(CLUSTER)
     assert len(prod.inputs["enabledClusterLogTypes"]) == 5

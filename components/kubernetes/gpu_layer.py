@@ -1,0 +1,162 @@
+"""Everything the GPU layer puts on a cluster, from a `ClusterHandle` and the layer's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.cluster_handle import ClusterHandle
+from components.settings.gpu_layer import GpuLayerSettings
+
+from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
+from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
+from .labels import app_labels
+from .namespaces import GpuNamespaces, GpuNamespacesArgs
+from .training_job import TrainingJob, TrainingJobArgs
+
+SYSTEM_NAMESPACE = "gpu-system"
+MONITORING_NAMESPACE = "monitoring"
+TRAINING_PRIORITY_CLASS = "gpuinfra-training"
+# kube-prometheus-stack 81.6.2 (prometheus-community/helm-charts, released by 2026-02-11).
+KUBE_PROMETHEUS_STACK_VERSION = "81.6.2"
+
+
+@dataclass(frozen=True)
+class GpuLayerArgs:
+    handle: ClusterHandle
+    settings: GpuLayerSettings
+
+
+def installs_device_plugin(handle: ClusterHandle, settings: GpuLayerSettings) -> bool:
+    """`auto` leaves the plugin to platforms that run their own (two would fight over GPUs)."""
+    if settings.device_plugin == "auto":
+        return not handle.platform_runs_device_plugin
+    return settings.device_plugin == "always"
+
+
+class GpuLayer(pulumi.ComponentResource):
+    provider: k8s.Provider
+
+    def __init__(
+        self, name: str, args: GpuLayerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:kubernetes:GpuLayer", name, None, opts)
+        handle, settings = args.handle, args.settings
+        # Every object goes through this provider, never the ambient kubeconfig, so a preview
+        # or `pulumi up` cannot touch whatever cluster the user's shell points at.
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=handle.kubeconfig,
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        on_cluster = pulumi.ResourceOptions(parent=self, provider=self.provider)
+
+        namespaces = GpuNamespaces(
+            name,
+            GpuNamespacesArgs(
+                system_namespace=SYSTEM_NAMESPACE,
+                training_namespace=handle.training_namespace,
+                monitoring_namespace=MONITORING_NAMESPACE,
+                training_namespace_labels=handle.training_namespace_labels,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
+        )
+        after_namespaces = pulumi.ResourceOptions(
+            parent=self, providers=[self.provider], depends_on=[namespaces]
+        )
+
+        service_account = k8s.core.v1.ServiceAccount(
+            f"{name}-trainer-sa",
+            metadata={
+                "name": handle.training_service_account,
+                "namespace": handle.training_namespace,
+                "labels": app_labels(handle.training_service_account, "training"),
+                # Workload identity: what lets training pods reach the bucket with no keys.
+                "annotations": dict(handle.service_account_annotations),
+            },
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=self.provider, depends_on=[namespaces]
+            ),
+        )
+        priority = k8s.scheduling.v1.PriorityClass(
+            f"{name}-training-priority",
+            metadata={
+                "name": TRAINING_PRIORITY_CLASS,
+                "labels": app_labels(TRAINING_PRIORITY_CLASS, "training"),
+            },
+            # Below every default-priority pod, so other work may preempt training (it resumes
+            # from its checkpoint); above the cluster autoscaler's expendable cutoff (-10), so
+            # pending training still makes it add GPU nodes. Training never preempts others.
+            value=-1,
+            preemption_policy="Never",
+            global_default=False,
+            description="Preemptible, checkpointing training Jobs (gpuinfra)",
+            opts=on_cluster,
+        )
+
+        if installs_device_plugin(handle, settings):
+            NvidiaDevicePlugin(
+                name,
+                DevicePluginArgs(
+                    namespace=SYSTEM_NAMESPACE,
+                    gpu_node_labels=handle.gpu_node_labels,
+                    gpu_taint=handle.gpu_taint,
+                    time_slicing_replicas=settings.time_slicing_replicas,
+                    mig_strategy=settings.mig_strategy,
+                ),
+                opts=after_namespaces,
+            )
+        DcgmExporter(
+            name,
+            DcgmExporterArgs(
+                namespace=SYSTEM_NAMESPACE,
+                gpu_node_labels=handle.gpu_node_labels,
+                gpu_taint=handle.gpu_taint,
+                profiling_metrics=settings.dcgm_profiling_metrics,
+                service_monitor=settings.prometheus_operator,
+            ),
+            opts=after_namespaces,
+        )
+        if settings.kube_prometheus_stack:
+            k8s.helm.v3.Release(
+                f"{name}-kube-prometheus-stack",
+                name="kube-prometheus-stack",
+                chart="kube-prometheus-stack",
+                version=KUBE_PROMETHEUS_STACK_VERSION,
+                repository_opts={"repo": "https://prometheus-community.github.io/helm-charts"},
+                namespace=MONITORING_NAMESPACE,
+                create_namespace=True,
+                # Find ServiceMonitors and dashboards from every namespace, not only its own.
+                values={
+                    "prometheus": {
+                        "prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False}
+                    },
+                    "grafana": {
+                        "sidecar": {"dashboards": {"enabled": True, "searchNamespace": "ALL"}}
+                    },
+                },
+                opts=on_cluster,
+            )
+
+        for job in settings.training_jobs:
+            TrainingJob(
+                f"{name}-{job.name}",
+                TrainingJobArgs(
+                    job=job,
+                    namespace=handle.training_namespace,
+                    service_account=handle.training_service_account,
+                    priority_class=TRAINING_PRIORITY_CLASS,
+                    checkpoint_root=handle.bucket.uri,
+                    gpu_node_labels=handle.gpu_node_labels,
+                    gpu_taint=handle.gpu_taint,
+                ),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    providers=[self.provider],
+                    depends_on=[namespaces, service_account, priority],
+                ),
+            )
+        self.register_outputs({})

@@ -1,0 +1,242 @@
+"""A restartable PyTorch training Job: survives spot preemption by checkpoint and resume.
+
+The restart semantics, in Kubernetes terms (podFailurePolicy is GA from 1.31):
+- a pod evicted by a drain, a spot reclaim or preemption gets the DisruptionTarget
+  condition: `Ignore`, so it is replaced without counting against the backoff limit;
+- the trainer's "preempted, checkpoint written" exit code (75): `Ignore` as well;
+- a non-retryable exit code (bad arguments, unusable data; 64 by default): `FailJob` at once;
+- anything else counts against `backoffLimit` (per index for multi-node Jobs).
+`restartPolicy: Never` (required by podFailurePolicy) and `podReplacementPolicy: Failed`
+(a replacement starts only once the old pod is gone, so two never write one checkpoint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.cluster_handle import Taint
+from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, TrainingJobSettings
+
+from .labels import RESTRICTED_CONTAINER, api_fields, app_labels, checkov_skips, toleration
+
+CONTAINER = "trainer"
+RENDEZVOUS_PORT = 29500
+TRAINER_UID = 10001
+"""The non-root user of the reference trainer image (trainer/Dockerfile)."""
+COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+
+
+@dataclass(frozen=True)
+class TrainingJobArgs:
+    job: TrainingJobSettings
+    namespace: str
+    service_account: str
+    priority_class: str
+    checkpoint_root: pulumi.Input[str]
+    """Bucket URI; the Job checkpoints under `<root>/<job name>/`."""
+    gpu_node_labels: Mapping[str, str]
+    gpu_taint: Taint
+
+
+def headless_service_name(job_name: str) -> str:
+    return f"{job_name}-workers"
+
+
+def default_args(job: TrainingJobSettings) -> list[str]:
+    """torchrun options for the reference trainer's entrypoint (`python -m trainer.launch`)."""
+    if job.nodes == 1:
+        launch = ["--standalone", f"--nproc-per-node={job.gpus_per_node}"]
+    else:
+        launch = [
+            "--nnodes=$(NNODES)",
+            "--node-rank=$(NODE_RANK)",
+            "--master-addr=$(MASTER_ADDR)",
+            "--master-port=$(MASTER_PORT)",
+            f"--nproc-per-node={job.gpus_per_node}",
+        ]
+    return [
+        *launch,
+        "-m",
+        "trainer",
+        "--model=resnet50",
+        "--checkpoint-uri=$(CHECKPOINT_URI)",
+        "--checkpoint-every-seconds=600",
+        "--async-checkpoint",
+    ]
+
+
+def pod_failure_policy(job: TrainingJobSettings) -> dict[str, Any]:
+    return {
+        "rules": [
+            {
+                "action": "FailJob",
+                "onExitCodes": {
+                    "containerName": CONTAINER,
+                    "operator": "In",
+                    "values": list(job.non_retryable_exit_codes),
+                },
+            },
+            {
+                "action": "Ignore",
+                "onExitCodes": {
+                    "containerName": CONTAINER,
+                    "operator": "In",
+                    "values": [PREEMPTED_EXIT_CODE],
+                },
+            },
+            {
+                "action": "Ignore",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            },
+        ]
+    }
+
+
+class TrainingJob(pulumi.ComponentResource):
+    job_name: str
+
+    def __init__(
+        self, name: str, args: TrainingJobArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:kubernetes:TrainingJob", name, None, opts)
+        job = args.job
+        labels = {**app_labels(job.name, "training"), "gpuinfra.io/training-job": job.name}
+        multi_node = job.nodes > 1
+        service = headless_service_name(job.name)
+        depends: list[pulumi.Resource] = []
+        if multi_node:
+            # Gives each pod the DNS name <job>-<index>.<service>; index 0 hosts the rendezvous.
+            depends.append(
+                k8s.core.v1.Service(
+                    f"{name}-workers",
+                    metadata={"name": service, "namespace": args.namespace, "labels": labels},
+                    spec=api_fields(
+                        {
+                            "clusterIP": "None",
+                            "publishNotReadyAddresses": True,
+                            "selector": {"gpuinfra.io/training-job": job.name},
+                            "ports": [{"name": "rendezvous", "port": RENDEZVOUS_PORT}],
+                        }
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            )
+
+        env: list[dict[str, Any]] = [
+            {
+                "name": "CHECKPOINT_URI",
+                "value": pulumi.Output.from_input(args.checkpoint_root).apply(
+                    lambda root: f"{root.rstrip('/')}/{job.name}/"
+                ),
+            },
+            *({"name": k, "value": v} for k, v in sorted(job.env.items())),
+        ]
+        if multi_node:
+            env += [
+                {"name": "MASTER_ADDR", "value": f"{job.name}-0.{service}"},
+                {"name": "MASTER_PORT", "value": str(RENDEZVOUS_PORT)},
+                {"name": "NNODES", "value": str(job.nodes)},
+                {
+                    "name": "NODE_RANK",
+                    "valueFrom": {
+                        "fieldRef": {
+                            "fieldPath": f"metadata.annotations['{COMPLETION_INDEX_ANNOTATION}']"
+                        }
+                    },
+                },
+            ]
+
+        container: dict[str, Any] = {
+            "name": CONTAINER,
+            "image": job.image,
+            "imagePullPolicy": "Always",
+            "args": list(job.args) if job.args is not None else default_args(job),
+            "env": env,
+            # The reference trainer image runs as 10001; other images must run as that user too.
+            "securityContext": {
+                **RESTRICTED_CONTAINER,
+                "runAsNonRoot": True,
+                "runAsUser": TRAINER_UID,
+                "runAsGroup": TRAINER_UID,
+            },
+            "resources": {
+                "requests": {"cpu": job.cpu, "memory": job.memory},
+                "limits": {"nvidia.com/gpu": str(job.gpus_per_node), "memory": job.memory},
+            },
+            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+        }
+        if job.command is not None:
+            container["command"] = list(job.command)
+        if multi_node:
+            container["ports"] = [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT}]
+
+        annotations = checkov_skips(
+            {
+                "CKV_K8S_11": "no CPU limit on purpose: data loading bursts; CPU is requested",
+                "CKV_K8S_22": "PyTorch and data loaders write caches and temporary files",
+                "CKV_K8S_38": "the token is exchanged for bucket credentials (workload identity)",
+                "CKV_K8S_43": "pinned by release tag; digests follow the registry's policy",
+            }
+        )
+        spec: dict[str, Any] = {
+            "completions": job.nodes,
+            "parallelism": job.nodes,
+            "completionMode": "Indexed" if multi_node else "NonIndexed",
+            "podFailurePolicy": pod_failure_policy(job),
+            "podReplacementPolicy": "Failed",
+            "ttlSecondsAfterFinished": job.ttl_seconds_after_finished,
+            "template": {
+                "metadata": {"labels": labels, "annotations": annotations},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "serviceAccountName": args.service_account,
+                    "priorityClassName": args.priority_class,
+                    "terminationGracePeriodSeconds": job.termination_grace_period_seconds,
+                    "nodeSelector": dict(args.gpu_node_labels),
+                    "tolerations": [toleration(args.gpu_taint)],
+                    "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                    "containers": [container],
+                    "volumes": [
+                        {
+                            # PyTorch DataLoader workers share batches through /dev/shm.
+                            "name": "dshm",
+                            "emptyDir": {"medium": "Memory", "sizeLimit": f"{job.shm_size_gi}Gi"},
+                        }
+                    ],
+                },
+            },
+        }
+        if multi_node:
+            spec["template"]["spec"]["subdomain"] = service
+            # Per index: a node that keeps failing does not use up the other nodes' retries.
+            spec["backoffLimitPerIndex"] = job.backoff_limit
+            spec["maxFailedIndexes"] = 0
+        else:
+            spec["backoffLimit"] = job.backoff_limit
+        if job.active_deadline_seconds is not None:
+            spec["activeDeadlineSeconds"] = job.active_deadline_seconds
+
+        k8s.batch.v1.Job(
+            f"{name}-job",
+            metadata={
+                "name": job.name,
+                "namespace": args.namespace,
+                "labels": labels,
+                "annotations": annotations,
+            },
+            spec=api_fields(spec),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=depends,
+                # A Job's pod template is immutable: a changed spec means a new Job.
+                replace_on_changes=["spec"],
+                delete_before_replace=True,
+            ),
+        )
+        self.job_name = job.name
+        self.register_outputs({"job_name": job.name})
