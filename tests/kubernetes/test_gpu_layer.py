@@ -1,0 +1,165 @@
+"""The GPU layer: GPU-only DaemonSets, the device plugin only where needed, restartable Jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuinfra.engine import Plan, RecordedResource
+from tests.conftest import BuildStack
+
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+JOB = "kubernetes:batch/v1:Job"
+SERVICE = "kubernetes:core/v1:Service"
+BASE_FIELDS = (
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_FB_USED",
+    "DCGM_FI_DEV_FB_FREE",
+    "DCGM_FI_DEV_GPU_TEMP",
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_XID_ERRORS",
+)
+
+
+def _named(plan: Plan, type_: str, name: str) -> RecordedResource:
+    found = [r for r in plan.of_type(type_) if r.inputs["metadata"]["name"] == name]
+    assert len(found) == 1, [r.inputs["metadata"]["name"] for r in plan.of_type(type_)]
+    return found[0]
+
+
+def _pod(resource: RecordedResource) -> dict[str, Any]:
+    return resource.inputs["spec"]["template"]["spec"]
+
+
+def test_both_daemonsets_run_only_on_gpu_nodes(dev_plan: Plan, k8s_plan: Plan) -> None:
+    for plan, labels in (
+        (dev_plan, {"gpuinfra.io/accelerator": "A10G", "gpuinfra.io/pool": "gpu"}),
+        (k8s_plan, {"nvidia.com/gpu.present": "true"}),
+    ):
+        for name in ("nvidia-device-plugin", "dcgm-exporter"):
+            pod = _pod(_named(plan, DAEMONSET, name))
+            assert pod["nodeSelector"] == labels
+            assert pod["tolerations"] == [
+                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+            ]
+            assert pod["priorityClassName"] == "system-node-critical"
+
+
+def test_device_plugin_hardening_and_pinned_image(k8s_plan: Plan) -> None:
+    pod = _pod(_named(k8s_plan, DAEMONSET, "nvidia-device-plugin"))
+    [container] = pod["containers"]
+    assert container["image"] == "nvcr.io/nvidia/k8s-device-plugin:v0.20.0"
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert set(container["resources"]) == {"requests", "limits"}
+    [host] = [v for v in pod["volumes"] if "hostPath" in v]
+    assert host["hostPath"]["path"] == "/var/lib/kubelet/device-plugins"
+
+
+def test_no_device_plugin_where_the_platform_runs_one(build_stack_plan: BuildStack) -> None:
+    ali = build_stack_plan("alicloud-dev")
+    names = [r.inputs["metadata"]["name"] for r in ali.of_type(DAEMONSET)]
+    assert names == ["dcgm-exporter"]
+    forced = build_stack_plan("alicloud-dev", {"devicePlugin": "always"})
+    assert "nvidia-device-plugin" in [
+        r.inputs["metadata"]["name"] for r in forced.of_type(DAEMONSET)
+    ]
+    none = build_stack_plan("dev", {"devicePlugin": "never"})
+    assert [r.inputs["metadata"]["name"] for r in none.of_type(DAEMONSET)] == ["dcgm-exporter"]
+
+
+def test_time_slicing_and_mig_go_into_the_plugin_config(build_stack_plan: BuildStack) -> None:
+    import yaml
+
+    plan = build_stack_plan(
+        "dev", {"devicePluginTimeSlicingReplicas": 4, "devicePluginMigStrategy": "single"}
+    )
+    [config] = [
+        r for r in plan.of_type("kubernetes:core/v1:ConfigMap")
+        if r.inputs["metadata"]["name"] == "nvidia-device-plugin-config"
+    ]  # fmt: skip
+    parsed = yaml.safe_load(config.inputs["data"]["config.yaml"])
+    assert parsed["flags"]["migStrategy"] == "single"
+    assert parsed["sharing"]["timeSlicing"]["resources"] == [
+        {"name": "nvidia.com/gpu", "replicas": 4}
+    ]
+
+
+def test_dcgm_sys_admin_only_with_profiling(build_stack_plan: BuildStack) -> None:
+    for profiling in (False, True):
+        plan = build_stack_plan("dev", {"dcgmProfilingMetrics": profiling})
+        pod = _pod(_named(plan, DAEMONSET, "dcgm-exporter"))
+        [container] = pod["containers"]
+        added = container["securityContext"]["capabilities"].get("add", [])
+        assert (added == ["SYS_ADMIN"]) is profiling
+        counters = next(
+            r for r in plan.of_type("kubernetes:core/v1:ConfigMap")
+            if r.inputs["metadata"]["name"] == "dcgm-exporter-counters"
+        ).inputs["data"]["counters.csv"]  # fmt: skip
+        for field in BASE_FIELDS:
+            assert field in counters
+        assert ("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE" in counters) is profiling
+        service = _named(plan, SERVICE, "dcgm-exporter")
+        assert service.inputs["spec"]["ports"] == [
+            {"name": "metrics", "port": 9400, "targetPort": "metrics"}
+        ]
+
+
+def test_service_monitor_and_dashboard(dev_plan: Plan, k8s_plan: Plan) -> None:
+    monitor = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
+    assert dev_plan.of_type(monitor) == []
+    assert len(k8s_plan.of_type(monitor)) == 1
+    dashboards = [
+        r for r in k8s_plan.of_type("kubernetes:core/v1:ConfigMap")
+        if r.inputs["metadata"]["labels"].get("grafana_dashboard") == "1"
+    ]  # fmt: skip
+    [dashboard] = dashboards
+    text = dashboard.inputs["data"]["gpuinfra-gpus.json"]
+    assert "by (Hostname)" in text and "by (namespace, pod)" in text
+
+
+def test_namespaces_and_default_deny(k8s_plan: Plan) -> None:
+    namespaces = {
+        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"]
+        for r in k8s_plan.of_type("kubernetes:core/v1:Namespace")
+    }
+    assert namespaces["gpu-system"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert namespaces["training"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    assert namespaces["training"]["pod-security.kubernetes.io/warn"] == "restricted"
+    [policy] = k8s_plan.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    spec = policy.inputs["spec"]
+    assert spec["podSelector"] == {} and spec["policyTypes"] == ["Ingress"]
+    sources = [rule["from"][0] for rule in spec["ingress"]]
+    assert {"podSelector": {}} in sources
+    assert any("namespaceSelector" in s for s in sources)
+
+
+def test_rrsa_label_on_the_alibaba_training_namespace(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan("alicloud-dev")
+    [training] = [
+        r for r in plan.of_type("kubernetes:core/v1:Namespace")
+        if r.inputs["metadata"]["name"] == "training"
+    ]  # fmt: skip
+    assert training.inputs["metadata"]["labels"]["pod-identity.alibabacloud.com/injection"] == "on"
+
+
+def test_every_kubernetes_object_uses_the_layers_provider(dev_plan: Plan, k8s_plan: Plan) -> None:
+    for plan in (dev_plan, k8s_plan):
+        [provider] = plan.of_type("pulumi:providers:kubernetes")
+        objects = [r for r in plan.resources if r.custom and r.type.startswith("kubernetes:")]
+        assert objects
+        for obj in objects:
+            assert obj.provider is not None and obj.provider.startswith(provider.urn), obj.name
+
+
+def test_aws_service_account_carries_the_irsa_role(dev_plan: Plan) -> None:
+    [account] = dev_plan.of_type("kubernetes:core/v1:ServiceAccount")
+    assert account.inputs["metadata"]["namespace"] == "training"
+    assert account.inputs["metadata"]["annotations"] == {
+        "eks.amazonaws.com/role-arn": dev_plan.outputs["trainingRoleArn"]
+    }
+
+
+def test_priority_class_is_preemptible_but_scales_up(k8s_plan: Plan) -> None:
+    [priority] = k8s_plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+    assert -10 <= priority.inputs["value"] < 0
+    assert priority.inputs["preemptionPolicy"] == "Never"

@@ -1,0 +1,192 @@
+"""Training Jobs survive spot preemption: restart semantics, multi-node rendezvous, settings."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.settings import SettingsError
+from gpuinfra.engine import Plan, RecordedResource
+from tests.conftest import BuildStack, build
+
+JOB = "kubernetes:batch/v1:Job"
+
+
+def _job(plan: Plan, name: str) -> RecordedResource:
+    [job] = [r for r in plan.of_type(JOB) if r.inputs["metadata"]["name"] == name]
+    return job
+
+
+def test_restart_semantics(k8s_plan: Plan) -> None:
+    for name in ("resnet50-single", "resnet50-two-nodes"):
+        spec = _job(k8s_plan, name).inputs["spec"]
+        pod = spec["template"]["spec"]
+        assert pod["restartPolicy"] == "Never"
+        assert spec["podReplacementPolicy"] == "Failed"
+        rules = spec["podFailurePolicy"]["rules"]
+        assert {
+            "action": "Ignore",
+            "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+        } in rules
+        fail = [r for r in rules if r["action"] == "FailJob"]
+        assert fail[0]["onExitCodes"]["values"] == [64]
+        ignored_codes = [
+            r["onExitCodes"]["values"]
+            for r in rules
+            if r["action"] == "Ignore" and "onExitCodes" in r
+        ]
+        assert ignored_codes == [[75]]
+        [container] = pod["containers"]
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == "1"
+        [shm] = [v for v in pod["volumes"] if v["name"] == "dshm"]
+        assert shm["emptyDir"]["medium"] == "Memory"
+        assert pod["tolerations"][0]["key"] == "nvidia.com/gpu"
+        assert pod["priorityClassName"] == "gpuinfra-training"
+        assert pod["serviceAccountName"] == "trainer"
+
+
+def test_single_node_is_a_plain_job(k8s_plan: Plan) -> None:
+    spec = _job(k8s_plan, "resnet50-single").inputs["spec"]
+    assert spec["completionMode"] == "NonIndexed"
+    assert spec["completions"] == spec["parallelism"] == 1
+    assert spec["backoffLimit"] == 3
+    assert "subdomain" not in spec["template"]["spec"]
+    assert spec["template"]["spec"]["terminationGracePeriodSeconds"] == 120
+    args = spec["template"]["spec"]["containers"][0]["args"]
+    assert "--standalone" in args and "--checkpoint-uri=$(CHECKPOINT_URI)" in args
+
+
+def test_multi_node_is_indexed_with_a_headless_service(k8s_plan: Plan) -> None:
+    job = _job(k8s_plan, "resnet50-two-nodes")
+    spec = job.inputs["spec"]
+    assert spec["completionMode"] == "Indexed"
+    assert spec["completions"] == spec["parallelism"] == 2
+    assert spec["backoffLimitPerIndex"] == 2 and "backoffLimit" not in spec
+    pod = spec["template"]["spec"]
+    assert pod["terminationGracePeriodSeconds"] == 180
+    [service] = [
+        r for r in k8s_plan.of_type("kubernetes:core/v1:Service")
+        if r.inputs["metadata"]["name"] == pod["subdomain"]
+    ]  # fmt: skip
+    assert service.inputs["spec"]["clusterIP"] == "None"
+    assert service.inputs["spec"]["selector"] == {"gpuinfra.io/training-job": "resnet50-two-nodes"}
+    env = {e["name"]: e for e in pod["containers"][0]["env"]}
+    assert env["MASTER_ADDR"]["value"] == f"resnet50-two-nodes-0.{pod['subdomain']}"
+    assert env["NNODES"]["value"] == "2"
+    assert "job-completion-index" in env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert env["CHECKPOINT_URI"]["value"] == "s3://my-training-bucket/runs/resnet50-two-nodes/"
+    assert env["NCCL_DEBUG"]["value"] == "WARN"
+
+
+def test_aws_job_checkpoints_into_the_stack_bucket(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan(
+        "dev", {"trainingJobs": [{"name": "smoke", "activeDeadlineSeconds": 3600}]}
+    )
+    job = _job(plan, "smoke")
+    env = {
+        e["name"]: e["value"]
+        for e in job.inputs["spec"]["template"]["spec"]["containers"][0]["env"]
+        if "value" in e
+    }
+    assert env["CHECKPOINT_URI"] == f"{plan.outputs['bucketUri']}/smoke/"
+    assert job.inputs["spec"]["activeDeadlineSeconds"] == 3600
+
+
+def _problems(stack: str, overrides: dict) -> list[str]:
+    with pytest.raises(SettingsError) as caught:
+        build(stack, overrides)
+    return [str(p) for p in caught.value.problems]
+
+
+@pytest.mark.parametrize(
+    ("job", "key", "fragment"),
+    [
+        ({"name": "a", "nodes": 0}, "trainingJobs[0].nodes", "between 1 and 512"),
+        ({"name": "a", "gpusPerNode": 4}, "trainingJobs[0].gpusPerNode", "has 1 GPU"),
+        (
+            {"name": "a", "terminationGracePeriodSeconds": 10},
+            "trainingJobs[0].terminationGracePeriodSeconds",
+            "emergency checkpoint",
+        ),
+        ({"name": "a", "gpus": 1}, "trainingJobs[0].gpus", "unknown field"),
+        ({"name": "Bad_Name"}, "trainingJobs[0].name", "lowercase"),
+        ({"name": "a", "image": "pytorch/pytorch:latest"}, "trainingJobs[0].image", ":latest"),
+        ({"name": "a", "image": "myrepo/trainer"}, "trainingJobs[0].image", "no tag"),
+        (
+            {"name": "a", "nonRetryableExitCodes": [75]},
+            "trainingJobs[0].nonRetryableExitCodes",
+            "must be retried",
+        ),
+        ({"name": "a", "env": {"MASTER_ADDR": "x"}}, "trainingJobs[0].env", "set by gpuinfra"),
+        ({"name": "a", "memory": "lots"}, "trainingJobs[0].memory", "quantity"),
+    ],
+)
+def test_bad_job_settings_name_the_key(job: dict, key: str, fragment: str) -> None:
+    [problem] = _problems("dev", {"trainingJobs": [job]})
+    assert problem.startswith(f"gpuinfra:{key} =") and fragment in problem
+
+
+def test_duplicate_job_names(build_stack_plan: BuildStack) -> None:
+    [problem] = _problems("dev", {"trainingJobs": [{"name": "a"}, {"name": "a"}]})
+    assert "unique" in problem
+
+
+def test_gpus_per_node_follows_the_pool(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan(
+        "dev",
+        {
+            "gpuPoolInstanceType": "g5.12xlarge",
+            "trainingJobs": [{"name": "four", "gpusPerNode": 4}],
+        },
+    )
+    limits = _job(plan, "four").inputs["spec"]["template"]["spec"]["containers"][0]["resources"][
+        "limits"
+    ]
+    assert limits["nvidia.com/gpu"] == "4"
+    job_args = _job(plan, "four").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--nproc-per-node=4" in job_args
+
+
+def test_existing_cluster_refuses_cloud_keys_and_needs_a_bucket_for_jobs() -> None:
+    problems = _problems("k8s-dev", {"gpuPoolInstanceType": "g5.xlarge", "existingBucketUri": None})
+    assert any(
+        p.startswith('gpuinfra:gpuPoolInstanceType = "g5.xlarge": does not apply') for p in problems
+    )
+    assert any(p.startswith("gpuinfra:existingBucketUri = (not set): required") for p in problems)
+    [problem] = _problems("k8s-dev", {"existingBucketUri": "ftp://x"})
+    assert "bucket URI" in problem
+
+
+def test_bad_job_settings_exit_2_in_the_preview(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(root / name, tmp_path / name)
+    for package in ("components", "stacks"):
+        shutil.copytree(
+            root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    config = yaml.safe_load((root / "Pulumi.k8s-dev.yaml").read_text())["config"]
+    config["gpuinfra:trainingJobs"] = [
+        {
+            "name": "x",
+            "nodes": 0,
+            "gpusPerNode": 2,
+            "terminationGracePeriodSeconds": 5,
+            "colour": "red",
+        }
+    ]
+    (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = subprocess.run(
+        [sys.executable, "-m", "gpuinfra", "preview", "--stack", "bad", "--cwd", str(tmp_path)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 2
+    for field in ("nodes", "gpusPerNode", "terminationGracePeriodSeconds", "colour"):
+        assert f"gpuinfra:trainingJobs[0].{field}" in result.stderr
+    assert "Traceback" not in result.stderr
