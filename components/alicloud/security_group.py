@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
-ADMIN_PORTS: tuple[tuple[int, str], ...] = ((22, "SSH"), (8888, "Jupyter"), (6006, "TensorBoard"))
+from components.admin_access import ADMIN_GROUP_DESCRIPTION, ADMIN_PORTS
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class AdminSecurityGroup(pulumi.ComponentResource):
             f"{name}-admin-sg",
             security_group_name=f"{name}-admin-sg",
             vpc_id=args.vpc_id,
-            description="gpuinfra admin access: SSH 22, Jupyter 8888, TensorBoard 6006",
+            description=ADMIN_GROUP_DESCRIPTION,
             tags={**args.tags, "Name": f"{name}-admin-sg"},
             opts=child,
         )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-ADMIN_PORTS: tuple[tuple[int, str], ...] = ((22, "SSH"), (8888, "Jupyter"), (6006, "TensorBoard"))
+from components.admin_access import ADMIN_GROUP_DESCRIPTION, ADMIN_PORTS
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class AdminSecurityGroup(pulumi.ComponentResource):
         group = aws.ec2.SecurityGroup(
             f"{name}-admin-sg",
             vpc_id=args.vpc_id,
-            description="gpuinfra admin access: SSH 22, Jupyter 8888, TensorBoard 6006",
+            description=ADMIN_GROUP_DESCRIPTION,
             tags={**args.tags, "Name": f"{name}-admin-sg"},
             opts=child,
         )

@@ -14,7 +14,8 @@ from typing import Any
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-ADMIN_PORTS: tuple[tuple[int, str], ...] = ((22, "SSH"), (8888, "Jupyter"), (6006, "TensorBoard"))
+from components.admin_access import ADMIN_GROUP_DESCRIPTION, ADMIN_PORTS
+
 API_PORT = 443
 
 
@@ -75,7 +76,7 @@ class AdminSecurityGroup(pulumi.ComponentResource):
         group = _group(
             self,
             f"{name}-admin-sg",
-            "gpuinfra admin access: SSH 22, Jupyter 8888, TensorBoard 6006",
+            ADMIN_GROUP_DESCRIPTION,
             ingresses,
             [],
             args.tags,
