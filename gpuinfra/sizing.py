@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -188,7 +189,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     for name in ("params", "batch", "seq_len"):
         if getattr(args, name) <= 0:
-            print(f"error: --{name.replace('_', '-')} must be positive", flush=True)
+            value = getattr(args, name)
+            print(
+                f"error: --{name.replace('_', '-')} = {value}: must be positive",
+                file=sys.stderr,
+                flush=True,
+            )
             return 2
     memory = estimate_memory(
         args.params,

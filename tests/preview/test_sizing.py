@@ -28,3 +28,18 @@ def test_fits_cheapest_first_and_respects_memory() -> None:
     big = fits(estimate_memory(7e9, "bf16", checkpointing=True), ["aws"])
     assert all(f.gpu_count == 8 and f.mode == "FSDP" for f in big)
     assert all(f.per_gpu_gib <= f.gpu_memory_gb * 1e9 / GIB for f in big)
+
+
+def test_bad_argument_exits_2_on_stderr() -> None:
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "gpuinfra", "sizing", "--params", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "--params = 0.0: must be positive" in result.stderr
