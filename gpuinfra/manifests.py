@@ -77,9 +77,7 @@ def write_or_check(plan: Plan, out: Path, *, check: bool) -> list[str]:
     differs = sorted(
         name
         for name in set(wanted) | present
-        if name not in wanted
-        or name not in present
-        or (out / name).read_text() != wanted[name]
+        if name not in wanted or name not in present or (out / name).read_text() != wanted[name]
     )
     if check:
         return differs

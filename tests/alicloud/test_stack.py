@@ -61,9 +61,9 @@ def test_names_unique_everything_tagged_and_parented(ali_plan: Plan) -> None:
     components = {r.urn for r in ali_plan.resources if not r.custom}
     for resource in ali_plan.resources:
         if not resource.custom:
-            assert resource.type.startswith(
-                ("gpuinfra:alicloud:", "gpuinfra:kubernetes:")
-            ), resource.type
+            assert resource.type.startswith(("gpuinfra:alicloud:", "gpuinfra:kubernetes:")), (
+                resource.type
+            )
             continue
         assert resource.parent in components, resource.name
         if resource.type.startswith(("kubernetes:", "pulumi:providers:")):
