@@ -12,6 +12,8 @@ from typing import Literal
 
 import pulumi
 
+from components.autoscaler_spec import AutoscalerSpec
+
 GPU_NODE_LABEL = "gpuinfra.io/accelerator"
 """Node label carrying the GPU model (e.g. `A10G`); the GPU DaemonSets select on it."""
 
@@ -59,3 +61,6 @@ class ClusterHandle:
     training_namespace_labels: Mapping[str, str] = field(default_factory=dict)
     """Labels the training namespace needs for workload identity (ACK's RRSA webhook only
     injects credentials into namespaces labelled for it)."""
+    autoscaler: AutoscalerSpec | None = None
+    """A Cluster Autoscaler for the GPU layer to install (EKS). None: the platform scales its
+    own node pools (ACK, TKE) or the cluster's owner does (existing clusters)."""

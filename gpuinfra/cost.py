@@ -179,6 +179,12 @@ def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool)
             f"monthly = min size all month + {a.gpu_hours_per_month} GPU hours "
             f"({gpu.gpu_count} GPU per node)"
         )
+        # The pool's max is the autoscaler's limit, lowered by gpuinfra:maxGpus where set.
+        notes.append(
+            f"idle = {pool.min_nodes} nodes (autoscaled down); max = worst case "
+            f"{pool.max_nodes} nodes x {gpu.gpu_count} = {pool.max_nodes * gpu.gpu_count} GPUs "
+            "(the autoscaler's limit, gpuinfra:maxGpus)"
+        )
     else:
         what = f"node pool {size} (min/desired/max) x {pool.instance_type} ({capacity})"
         node_hours = pool.desired_nodes * HOURS_PER_MONTH
@@ -312,7 +318,50 @@ def _tke_node_pool(r: Resource, view: StackView, a: Assumptions) -> list[CostLin
     return [_pool_line(r, view, a, pool)]
 
 
+# --- GPU workstation (one VM, any cloud) -----------------------------------------------------
+
+
+def _workstation(type_key: str, spot: Callable[[Mapping[str, Any]], bool]) -> Extractor:
+    """One always-on GPU VM: a pool of exactly one node, priced from the catalog."""
+
+    def extract(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+        pool = _Pool(
+            instance_type=str(r.inputs.get(type_key) or "unknown"),
+            spot=spot(r.inputs),
+            min_nodes=1,
+            desired_nodes=1,
+            max_nodes=1,
+        )
+        line = _pool_line(r, view, a, pool)
+        # Runs all month: the GPU-hours budget is for the pool, not for the workstation.
+        hourly = line.hourly_desired
+        capacity = "spot" if pool.spot else "on-demand"
+        return [
+            CostLine(
+                **{
+                    **asdict(line),
+                    "what": f"GPU workstation {pool.instance_type} ({capacity}), always on",
+                    "monthly": None if hourly is None else hourly * HOURS_PER_MONTH,
+                    "note": "; ".join(
+                        n for n in line.note.split("; ") if not n.startswith("monthly =")
+                    ),
+                }
+            )
+        ]
+
+    return extract
+
+
 EXTRACTORS: dict[str, Extractor] = {
+    "aws:ec2/instance:Instance": _workstation(
+        "instanceType", lambda i: (i.get("instanceMarketOptions") or {}).get("marketType") == "spot"
+    ),
+    "alicloud:ecs/instance:Instance": _workstation(
+        "instanceType", lambda i: str(i.get("spotStrategy") or "NoSpot") != "NoSpot"
+    ),
+    "tencentcloud:Instance/instance:Instance": _workstation(
+        "instanceType", lambda i: i.get("instanceChargeType") == "SPOTPAID"
+    ),
     "aws:eks/cluster:Cluster": _aws_cluster,
     "aws:eks/nodeGroup:NodeGroup": _aws_node_group,
     "aws:ec2/natGateway:NatGateway": _fee("NAT gateway", fees.AWS_NAT_GATEWAY),

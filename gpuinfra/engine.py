@@ -42,6 +42,9 @@ class RecordedResource:
     id: str | None
     dependencies: list[str] = field(default_factory=list)
     ignore_changes: list[str] = field(default_factory=list)
+    secret_inputs: list[str] = field(default_factory=list)
+    """Top-level inputs that are (or hold) a secret: `inputs` has them in plain text for the
+    tests; the JSON plan prints them as `[secret]`."""
 
 
 @dataclass
@@ -131,9 +134,20 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 id=registration.id or None,
                 dependencies=list(request.dependencies),
                 ignore_changes=list(request.ignoreChanges),
+                secret_inputs=sorted(k for k, v in inputs.items() if _holds_secret(v)),
             )
         )
         return response
+
+
+def _holds_secret(value: Any) -> bool:
+    if isinstance(value, dict):
+        if value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+            return True
+        return any(_holds_secret(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_holds_secret(v) for v in value)
+    return False
 
 
 def _plain(value: Any) -> Any:

@@ -69,7 +69,10 @@ def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
                 "id": r.id,
                 "parent": r.parent,
                 "protect": r.protect,
-                "inputs": r.inputs,
+                "inputs": {
+                    key: "[secret]" if key in r.secret_inputs else value
+                    for key, value in r.inputs.items()
+                },
             }
             for r in sorted(plan.resources, key=lambda r: r.urn)
         ],

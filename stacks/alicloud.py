@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 
+from components.alicloud.autoscaler import AckAutoscaler, AckAutoscalerArgs
 from components.alicloud.cluster import AckCluster, AckClusterArgs
 from components.alicloud.identity import (
     RRSA_ROLE_ANNOTATION,
@@ -15,6 +16,7 @@ from components.alicloud.network import AlicloudNetwork, AlicloudNetworkArgs
 from components.alicloud.nodepool import AckNodePool, AckNodePoolArgs, SpotSettings
 from components.alicloud.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.alicloud.storage import OssBucket, OssBucketArgs, oss_endpoint
+from components.alicloud.workstation import GpuWorkstation, GpuWorkstationArgs
 from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
 from components.settings import Settings
 from components.tags import stack_tags
@@ -93,7 +95,7 @@ def build(settings: Settings) -> ClusterHandle:
     pool_labels = dict(gpu_labels)
     if ali.driver_version:
         pool_labels[DRIVER_LABEL] = ali.driver_version
-    AckNodePool(
+    gpu_pool = AckNodePool(
         f"{prefix}-gpu",
         AckNodePoolArgs(
             cluster_id=cluster.cluster_id,
@@ -112,6 +114,15 @@ def build(settings: Settings) -> ClusterHandle:
                 price_limit=ali.spot_price_limit,
                 on_demand_fallback=ali.on_demand_fallback,
             ),
+        ),
+    )
+    autoscaling = settings.require_autoscaling()
+    AckAutoscaler(
+        prefix,
+        AckAutoscalerArgs(
+            cluster_id=cluster.cluster_id,
+            scale_down_delay_minutes=autoscaling.scale_down_delay_minutes,
+            depends_on=(gpu_pool,),
         ),
     )
 
@@ -175,4 +186,23 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("rrsaOidcProviderArn", cluster.rrsa_oidc_provider_arn)
     pulumi.export("gpuInstanceType", gpu.instance.instance_type)
     pulumi.export("gpuInstanceTypes", gpu_types)
+    pulumi.export("gpuNodeScaling", autoscaling.summary("ACK cluster-autoscaler"))
+
+    if settings.workstation is not None:
+        public = settings.workstation.subnet == "public"
+        workstation = GpuWorkstation(
+            prefix,
+            GpuWorkstationArgs(
+                settings=settings.workstation,
+                # A vSwitch in a zone that sells the GPU pool's type (see AlicloudNetwork).
+                vswitch_id=(network.public_vswitch_ids if public else network.node_vswitch_ids)[0],
+                admin_security_group_id=admin.security_group_id,
+                bucket_name=bucket.bucket_name,
+                region=settings.region,
+                tags=tags("workstation"),
+            ),
+        )
+        pulumi.export("workstationAddress", workstation.address)
+        pulumi.export("workstationSshCommand", workstation.ssh_command)
+        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
     return handle

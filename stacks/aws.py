@@ -5,6 +5,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.autoscaler import (
+    AWS_GPU_LABEL,
+    ClusterAutoscalerRole,
+    ClusterAutoscalerRoleArgs,
+    discovery_tags,
+    scale_from_zero_tags,
+)
 from components.aws.cluster import EksCluster, EksClusterArgs
 from components.aws.identity import (
     IRSA_ANNOTATION,
@@ -16,6 +23,7 @@ from components.aws.network import AwsNetwork, AwsNetworkArgs
 from components.aws.nodepool import ManagedNodeGroup, ManagedNodeGroupArgs, NodeRole, NodeRoleArgs
 from components.aws.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.aws.storage import DataBucket, DataBucketArgs
+from components.aws.workstation import GpuWorkstation, GpuWorkstationArgs
 from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
 from components.settings import Settings
 from components.tags import stack_tags
@@ -83,11 +91,15 @@ def build(settings: Settings) -> ClusterHandle:
             security_group_ids=node_security_groups,
             tags=tags("system-pool"),
             depends_on=node_role.attachments,
+            # EKS tags every managed group for the autoscaler's discovery: it resizes this too.
+            autoscaled=True,
+            autoscaler_tags=discovery_tags(prefix),
         ),
     )
 
     gpu = settings.require_gpu_pool()
     gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
+    gpu_node_labels = {**gpu_labels, AWS_GPU_LABEL: gpu.instance.gpu_model}
     ManagedNodeGroup(
         f"{prefix}-gpu",
         ManagedNodeGroupArgs(
@@ -100,11 +112,30 @@ def build(settings: Settings) -> ClusterHandle:
             capacity_type="SPOT" if gpu.capacity_type == "spot" else "ON_DEMAND",
             size=gpu.size,
             disk_size_gb=gpu.disk_size_gb,
-            labels=gpu_labels,
+            labels=gpu_node_labels,
             taints=[GPU_TAINT],
             security_group_ids=node_security_groups,
             tags=tags("gpu-pool"),
             depends_on=node_role.attachments,
+            autoscaled=True,
+            autoscaler_tags={
+                **discovery_tags(prefix),
+                **scale_from_zero_tags(gpu.instance.gpu_count, gpu_node_labels, [GPU_TAINT]),
+            },
+        ),
+    )
+    autoscaling = settings.require_autoscaling()
+    autoscaler = ClusterAutoscalerRole(
+        prefix,
+        ClusterAutoscalerRoleArgs(
+            cluster_name=prefix,
+            kubernetes_version=settings.cluster.kubernetes_version,
+            region=settings.region,
+            partition=partition,
+            oidc_provider_arn=cluster.oidc_provider_arn,
+            oidc_issuer_url=cluster.oidc_issuer_url,
+            scale_down_delay_minutes=autoscaling.scale_down_delay_minutes,
+            tags=tags("autoscaler"),
         ),
     )
 
@@ -148,6 +179,7 @@ def build(settings: Settings) -> ClusterHandle:
         training_namespace=identity.namespace,
         training_service_account=identity.service_account,
         service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
+        autoscaler=autoscaler.spec,
     )
 
     pulumi.export("cloud", "aws")
@@ -159,4 +191,24 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketUri", handle.bucket.uri)
     pulumi.export("trainingRoleArn", training_role.role_arn)
     pulumi.export("gpuInstanceType", gpu.instance.instance_type)
+    pulumi.export("gpuNodeScaling", autoscaling.summary("Cluster Autoscaler"))
+
+    if settings.workstation is not None:
+        public = settings.workstation.subnet == "public"
+        workstation = GpuWorkstation(
+            prefix,
+            GpuWorkstationArgs(
+                settings=settings.workstation,
+                vpc_id=network.vpc_id,
+                subnet_id=(network.public_subnet_ids if public else network.private_subnet_ids)[0],
+                admin_security_group_id=admin.security_group_id,
+                bucket_name=bucket.bucket_name,
+                bucket_arn=bucket.bucket_arn,
+                region=settings.region,
+                tags=tags("workstation"),
+            ),
+        )
+        pulumi.export("workstationAddress", workstation.address)
+        pulumi.export("workstationSshCommand", workstation.ssh_command)
+        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
     return handle

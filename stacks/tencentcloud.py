@@ -12,6 +12,7 @@ from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, Clus
 from components.settings import Settings
 from components.tags import stack_tags
 from components.tencentcloud.cluster import (
+    TkeAutoscaler,
     TkeCluster,
     TkeClusterArgs,
     TkeEndpoint,
@@ -36,6 +37,7 @@ from components.tencentcloud.security_group import (
     NodeSecurityGroupArgs,
 )
 from components.tencentcloud.storage import CosBucket, CosBucketArgs, cos_endpoint
+from components.tencentcloud.workstation import GpuWorkstation, GpuWorkstationArgs
 
 MAX_PODS_PER_NODE = 64
 
@@ -97,6 +99,9 @@ def build(settings: Settings) -> ClusterHandle:
             max_pods_per_node=MAX_PODS_PER_NODE,
             deletion_protection=settings.cluster.deletion_protection,
             tags=tags("cluster"),
+            autoscaler=TkeAutoscaler(
+                scale_down_delay_minutes=settings.require_autoscaling().scale_down_delay_minutes
+            ),
         ),
     )
     node_security_groups = [nodes_sg.security_group_id, admin.security_group_id]
@@ -221,4 +226,25 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketEndpoint", handle.bucket.endpoint)
     pulumi.export("trainingRoleArn", training_role.role_arn)
     pulumi.export("gpuInstanceType", gpu.instance.instance_type)
+    pulumi.export("gpuNodeScaling", settings.require_autoscaling().summary("TKE autoscaler"))
+
+    if settings.workstation is not None:
+        workstation = GpuWorkstation(
+            prefix,
+            GpuWorkstationArgs(
+                settings=settings.workstation,
+                vpc_id=network.vpc_id,
+                # Tencent subnets are neither public nor private: a public IP decides.
+                subnet_id=network.subnet_ids[0],
+                availability_zone=network.zones[0],
+                admin_security_group_id=admin.security_group_id,
+                bucket_name=bucket.bucket_name,
+                app_id=tc.app_id,
+                region=settings.region,
+                tags=tags("workstation"),
+            ),
+        )
+        pulumi.export("workstationAddress", workstation.address)
+        pulumi.export("workstationSshCommand", workstation.ssh_command)
+        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
     return handle

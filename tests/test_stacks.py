@@ -24,13 +24,14 @@ EXPECTED_DEV = {
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": 1,
     "aws:eks/nodeGroup:NodeGroup": 2,
     "aws:ec2/launchTemplate:LaunchTemplate": 2,
-    "aws:iam/role:Role": 3,
+    "aws:iam/role:Role": 4,  # cluster, nodes, training IRSA, cluster-autoscaler IRSA
     "aws:s3/bucket:Bucket": 1,
     "aws:s3/bucketVersioning:BucketVersioning": 1,
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": 1,
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": 1,
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": 1,
-    "aws:iam/rolePolicy:RolePolicy": 1,
+    "aws:iam/rolePolicy:RolePolicy": 2,
+    "aws:autoscaling/tag:Tag": 9,  # discovery (2 per group) + GPU node template (5)
 }
 
 UNTAGGABLE = {
@@ -44,6 +45,7 @@ UNTAGGABLE = {
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
     "aws:s3/bucketPolicy:BucketPolicy",
+    "aws:autoscaling/tag:Tag",  # is itself a tag on an Auto Scaling group
 }
 
 

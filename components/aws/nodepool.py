@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import pulumi
 import pulumi_aws as aws
@@ -82,10 +83,16 @@ class ManagedNodeGroupArgs:
     """Replaces EKS's default: must include the cluster security group."""
     tags: Mapping[str, str]
     depends_on: Sequence[pulumi.Resource] = ()
+    autoscaled: bool = False
+    """True: the Cluster Autoscaler owns the desired size, which Pulumi then leaves alone."""
+    autoscaler_tags: Mapping[str, str] = field(default_factory=dict)
+    """Cluster Autoscaler tags (discovery, scale-from-zero node template), set on the node
+    group and on its Auto Scaling group, where the autoscaler reads them."""
 
 
 class ManagedNodeGroup(pulumi.ComponentResource):
     node_group_name: pulumi.Output[str]
+    autoscaling_group_name: pulumi.Output[str]
     launch_template_id: pulumi.Output[str]
 
     def __init__(
@@ -143,9 +150,39 @@ class ManagedNodeGroup(pulumi.ComponentResource):
                 for t in args.taints
             ],
             launch_template={"id": template.id, "version": template.latest_version.apply(str)},
-            tags=dict(args.tags),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            tags={**args.tags, **args.autoscaler_tags},
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(args.depends_on),
+                # The autoscaler moves the desired size between min and max; without this, every
+                # `pulumi up` would reset it and stop nodes in the middle of training.
+                ignore_changes=["scalingConfig.desiredSize"] if args.autoscaled else None,
+            ),
         )
+        # EKS does not copy node group tags to the group's Auto Scaling group, where the
+        # autoscaler looks for them (and where the autoscaler role's IAM condition reads them).
+        self.autoscaling_group_name = group.resources.apply(_autoscaling_group_name)
+        for key, value in sorted(args.autoscaler_tags.items()):
+            aws.autoscaling.Tag(
+                f"{name}-asg-{_slug(key.removeprefix('k8s.io/cluster-autoscaler/'))}",
+                autoscaling_group_name=self.autoscaling_group_name,
+                tag={"key": key, "value": value, "propagate_at_launch": False},
+                opts=child,
+            )
         self.node_group_name = group.node_group_name
         self.launch_template_id = template.id
         self.register_outputs({"node_group_name": self.node_group_name})
+
+
+def _autoscaling_group_name(resources: Sequence[Any]) -> str:
+    """`resources[0].autoscaling_groups[0].name`: the one Auto Scaling group EKS made."""
+    for resource in resources or []:
+        for group in resource.autoscaling_groups or []:
+            if group.name:
+                return str(group.name)
+    raise ValueError("EKS reported no Auto Scaling group for the node group")
+
+
+def _slug(tag_key: str) -> str:
+    """A resource-name-safe form of a tag key, so each tag keeps its name as others come."""
+    return re.sub(r"[^a-z0-9]+", "-", tag_key.lower()).strip("-")

@@ -10,6 +10,7 @@ import pulumi_kubernetes as k8s
 from components.cluster_handle import ClusterHandle
 from components.settings.gpu_layer import GpuLayerSettings
 
+from .cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
 from .labels import app_labels
@@ -97,6 +98,10 @@ class GpuLayer(pulumi.ComponentResource):
             opts=on_cluster,
         )
 
+        if handle.autoscaler is not None:
+            # Adds GPU nodes for pending training pods and removes them when idle (EKS); other
+            # platforms scale their pools themselves and hand over no spec.
+            ClusterAutoscaler(name, ClusterAutoscalerArgs(spec=handle.autoscaler), opts=on_cluster)
         if installs_device_plugin(handle, settings):
             NvidiaDevicePlugin(
                 name,

@@ -191,7 +191,15 @@ class TrainingJob(pulumi.ComponentResource):
             "podReplacementPolicy": "Failed",
             "ttlSecondsAfterFinished": job.ttl_seconds_after_finished,
             "template": {
-                "metadata": {"labels": labels, "annotations": annotations},
+                "metadata": {
+                    "labels": labels,
+                    # A running trainer whose GPU use dips must not be evicted by the cluster
+                    # autoscaler's scale-down; spot reclaims still reach it as DisruptionTarget.
+                    "annotations": {
+                        **annotations,
+                        "cluster-autoscaler.kubernetes.io/safe-to-evict": "false",
+                    },
+                },
                 "spec": {
                     "restartPolicy": "Never",
                     "serviceAccountName": args.service_account,

@@ -10,8 +10,10 @@ from components.catalog import GpuInstanceType
 from .gpu_layer import GpuLayerSettings
 
 if TYPE_CHECKING:
+    from .autoscaling import AutoscalingSettings
     from .clouds.kubernetes import ExistingClusterSettings
     from .clouds.tencentcloud import TencentCloudSettings
+    from .workstation import WorkstationSettings
 
 CapacityType = Literal["spot", "onDemand"]
 NatGateways = Literal["single", "perAz"]
@@ -114,6 +116,10 @@ class Settings:
     """Set only when `cloud` is tencentcloud."""
     existing_cluster: ExistingClusterSettings | None = None
     """Set only when `cloud` is kubernetes (bring your own cluster)."""
+    workstation: WorkstationSettings | None = None
+    """Set only when `workstationEnabled` is true (a cloud stack's GPU workstation)."""
+    autoscaling: AutoscalingSettings | None = None
+    """GPU autoscaling of a cloud stack; None for `cloud: kubernetes` (the owner's business)."""
 
     def require_gpu_pool(self) -> GpuPoolSettings:
         """The GPU pool of a cloud stack (validation guarantees one for every cloud but
@@ -121,3 +127,9 @@ class Settings:
         if self.gpu_pool is None:
             raise ValueError(f"cloud {self.cloud} has no GPU pool to build")
         return self.gpu_pool
+
+    def require_autoscaling(self) -> AutoscalingSettings:
+        """The GPU autoscaling of a cloud stack (set whenever there is a GPU pool)."""
+        if self.autoscaling is None:
+            raise ValueError(f"cloud {self.cloud} has no GPU pool to autoscale")
+        return self.autoscaling

@@ -484,6 +484,86 @@ KEYS: tuple[ConfigKey, ...] = (
         "Spot price as a fraction of on-demand for the cost estimate, e.g. `0.35` (above 0, "
         "at most 1). Empty: the catalog's per-cloud factor.",
     ),
+    # GPU workstation (components/<cloud>/workstation.py), off by default
+    _k(
+        "workstationEnabled",
+        "boolean",
+        False,
+        "workstation",
+        "Add one GPU VM with SSH (22), JupyterLab (8888) and TensorBoard (6006), reachable only "
+        "from `adminCidrs`.",
+    ),
+    _k(
+        "workstationInstanceType",
+        "string",
+        "",
+        "workstation",
+        "GPU instance type of the workstation from the catalog, e.g. g5.xlarge. Empty: picked "
+        "by `workstationGpuModel`, else the GPU pool's type.",
+    ),
+    _k(
+        "workstationGpuModel",
+        "string",
+        "",
+        "workstation",
+        "GPU model to pick the cheapest fitting workstation type for, e.g. A10G.",
+    ),
+    _k(
+        "workstationGpuCount",
+        "integer",
+        1,
+        "workstation",
+        "GPUs of the workstation when its type is picked by `workstationGpuModel`.",
+    ),
+    _k(
+        "workstationCapacityType",
+        "string",
+        "onDemand",
+        "workstation",
+        "Allowed: onDemand, spot (cheaper; reclaimed with short notice, unsaved work is lost).",
+    ),
+    _k(
+        "workstationRootDiskGb",
+        "integer",
+        200,
+        "workstation",
+        "Encrypted disk of the workstation in GB, 50 to 16384 (Tencent Cloud: an encrypted data "
+        "disk at /data next to a 50 GB system disk).",
+    ),
+    _k(
+        "workstationSshPublicKey",
+        "string",
+        "",
+        "workstation",
+        "Required when the workstation is on: one OpenSSH public key line (ssh-ed25519, "
+        "ssh-rsa or ecdsa-sha2-nistp*).",
+    ),
+    _k(
+        "workstationSubnet",
+        "string",
+        "public",
+        "workstation",
+        "Allowed: public (a public IP, reachable from `adminCidrs`), private (no public IP; "
+        "reach it through a VPN or bastion).",
+    ),
+    # GPU autoscaling: the autoscaler adds GPU nodes for pending pods and removes idle ones
+    _k(
+        "gpuPoolScaleDownDelayMinutes",
+        "integer",
+        10,
+        "autoscaling",
+        "Minutes a GPU node must be unneeded (and must have run since the last scale-up) before "
+        "the autoscaler removes it, 1 to 1440.",
+    ),
+    _k(
+        "maxGpus",
+        "integer",
+        0,
+        "autoscaling",
+        "Most GPUs the stack may hold: the GPU pool's maximum becomes the whole nodes that fit "
+        "(maxGpus / GPUs per node), so the autoscaler never adds more. At least one node's GPUs "
+        "and at most `gpuPoolMaxNodes` x GPUs per node. 0: `gpuPoolMaxNodes` x GPUs per node.",
+    ),
 )
 
 BY_NAME: dict[str, ConfigKey] = {key.name: key for key in KEYS}

@@ -11,10 +11,12 @@ import difflib
 import ipaddress
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import cast
 
 from components import catalog
 
+from .autoscaling import parse_autoscaling
 from .clouds import RULES, CloudRules
 from .clouds import kubernetes as existing_cluster_rules
 from .clouds import tencentcloud as tencentcloud_rules
@@ -37,6 +39,7 @@ from .model import (
 )
 from .reader import ConfigReader
 from .schema import BY_NAME, NAMESPACE
+from .workstation import parse_workstation
 
 MIN_KUBERNETES_MINOR = 31
 """podFailurePolicy (how training Jobs ignore spot preemptions) is GA from 1.31."""
@@ -115,6 +118,21 @@ def parse_settings(
         else None
     )
 
+    workstation = None if existing else parse_workstation(r, cloud, gpu_pool)
+    autoscaling = None
+    if gpu_pool is not None:
+        size = gpu_pool.size
+        autoscaling = parse_autoscaling(
+            r,
+            cloud=cloud,
+            kubernetes_version=cluster.kubernetes_version,
+            gpus_per_node=gpu_pool.instance.gpu_count,
+            min_nodes=size.min_nodes,
+            desired_nodes=size.desired_nodes,
+            max_nodes=size.max_nodes,
+        )
+        # maxGpus caps the pool's maximum, where every cloud's autoscaler stops.
+        gpu_pool = replace(gpu_pool, size=replace(size, max_nodes=autoscaling.max_gpu_nodes))
     _check_cost_assumptions(r)
 
     if r.problems or (gpu_pool is None and existing is None):
@@ -135,6 +153,8 @@ def parse_settings(
         alicloud=alicloud,
         tencentcloud=tencentcloud,
         existing_cluster=existing,
+        workstation=workstation,
+        autoscaling=autoscaling,
     )
 
 

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+
+
+@dataclass(frozen=True)
+class TkeAutoscaler:
+    """The cluster's autoscaler settings (`node_pool_global_configs`), shared by every pool
+    with `enable_auto_scale`."""
+
+    scale_down_delay_minutes: int
+    expander: str = "least-waste"
+    """Of the pools that fit the pending pods, the one left with the least idle capacity."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +33,7 @@ class TkeClusterArgs:
     max_pods_per_node: int
     deletion_protection: bool
     tags: Mapping[str, str]
+    autoscaler: TkeAutoscaler | None = None
 
 
 class TkeCluster(pulumi.ComponentResource):
@@ -63,6 +75,9 @@ class TkeCluster(pulumi.ComponentResource):
             cluster_internet=False,
             cluster_intranet=False,
             deletion_protection=args.deletion_protection,
+            node_pool_global_configs=(
+                [_autoscaler_config(args.autoscaler)] if args.autoscaler is not None else None
+            ),
             tags=dict(args.tags),
             opts=child,
         )
@@ -76,6 +91,23 @@ class TkeCluster(pulumi.ComponentResource):
         self.cluster_name = cluster.cluster_name.apply(lambda n: n or args.cluster_name)
         self.secrets_key_id = key.id
         self.register_outputs({"cluster_id": self.cluster_id, "cluster_name": self.cluster_name})
+
+
+def _autoscaler_config(autoscaler: TkeAutoscaler) -> dict[str, Any]:
+    delay = autoscaler.scale_down_delay_minutes
+    return {
+        "is_scale_in_enabled": True,
+        "expander": autoscaler.expander,
+        # An idle GPU node goes after `delay` minutes, and not sooner than that after a
+        # scale-out (both fields in minutes).
+        "scale_in_unneeded_time": delay,
+        "scale_in_delay": delay,
+        # kube-system pods and emptyDir scratch must not pin an otherwise empty GPU node;
+        # DaemonSets (device plugin, DCGM exporter) do not count as use.
+        "skip_nodes_with_system_pods": False,
+        "skip_nodes_with_local_storage": False,
+        "ignore_daemon_sets_utilization": True,
+    }
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import alicloud, aws, tencentcloud
+from . import random as random_mocks
 from .common import ACCOUNT_ID, CloudMocks, autoname, digest
 
 __all__ = [
@@ -26,6 +27,7 @@ _BY_PACKAGE: dict[str, CloudMocks] = {
     "aws": aws.MOCKS,
     "alicloud": alicloud.MOCKS,
     "tencentcloud": tencentcloud.MOCKS,
+    "random": random_mocks.MOCKS,
 }
 DEFAULT_REGION: dict[str, str] = {
     "aws": "us-east-1",

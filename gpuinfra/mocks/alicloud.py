@@ -125,7 +125,18 @@ def _ram_policy(name: str, inputs: Mapping[str, Any], state: dict[str, Any], reg
     state["defaultVersion"] = "v1"
 
 
+def _ecs_instance(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    octets = bytes.fromhex(digest("ecs", name, length=8))
+    state["privateIp"] = f"10.0.{octets[0]}.{octets[1] or 1}"
+    has_public = int(inputs.get("internetMaxBandwidthOut") or 0) > 0
+    state["publicIp"] = f"198.51.{octets[2]}.{octets[3] or 1}" if has_public else ""
+    state["status"] = "Running"
+
+
 _ID_PREFIX = {
+    "alicloud:ecs/instance:Instance": "i",
     "alicloud:vpc/network:Network": "vpc",
     "alicloud:vpc/switch:Switch": "vsw",
     "alicloud:vpc/natGateway:NatGateway": "ngw",
@@ -147,6 +158,7 @@ _RESOURCES: dict[str, ResourceHandler] = {
     "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock": _by_bucket,
     "alicloud:ram/role:Role": _ram_role,
     "alicloud:ram/policy:Policy": _ram_policy,
+    "alicloud:ecs/instance:Instance": _ecs_instance,
 }
 
 
@@ -226,7 +238,37 @@ def _cluster_credential(args: Mapping[str, Any], region: str) -> dict[str, Any]:
     }
 
 
+def _images(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    """Public Ubuntu images as `ecs.get_images(owners="system", name_regex=...)` lists them."""
+    name = "ubuntu_22_04_x64_20G_alibase_20260915.vhd"
+    image_id = name.removesuffix(".vhd")
+    return {
+        "id": digest("images", str(args.get("nameRegex")), region),
+        "ids": [image_id],
+        "names": [name],
+        "images": [
+            {
+                "id": image_id,
+                "imageId": image_id,
+                "name": name,
+                "osName": "Ubuntu  22.04 64位",
+                "osNameEn": "Ubuntu  22.04 64 bit",
+                "osType": "linux",
+                "platform": "Ubuntu",
+                "architecture": "x86_64",
+                "imageOwnerAlias": "system",
+                "status": "Available",
+                "size": 20,
+            }
+        ],
+        "owners": args.get("owners"),
+        "nameRegex": args.get("nameRegex"),
+        "mostRecent": args.get("mostRecent"),
+    }
+
+
 _CALLS: dict[str, CallHandler] = {
+    "alicloud:ecs/getImages:getImages": _images,
     "alicloud:index/getZones:getZones": _zones,
     "alicloud:cs/getKubernetesVersion:getKubernetesVersion": _kubernetes_versions,
     "alicloud:cs/getClusterCredential:getClusterCredential": _cluster_credential,

@@ -75,7 +75,47 @@ def _launch_template(
     state["defaultVersion"] = 1
 
 
+def _ec2_instance(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    octets = bytes.fromhex(digest("instance", name, length=8))
+    state["privateIp"] = f"10.0.{octets[0]}.{octets[1] or 1}"
+    if inputs.get("associatePublicIpAddress"):
+        public_ip = f"198.51.{octets[2]}.{octets[3] or 1}"  # TEST-NET-2, never routable
+        state["publicIp"] = public_ip
+        state["publicDns"] = f"ec2-{public_ip.replace('.', '-')}.compute-1.amazonaws.com"
+    else:
+        state["publicIp"] = ""
+        state["publicDns"] = ""
+
+
+def _key_pair(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    state.setdefault("keyName", autoname("key", name))
+
+
+def _eks_node_group(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    group = state.setdefault("nodeGroupName", autoname("ng", name))
+    # EKS names the node group's Auto Scaling group eks-<group>-<uuid>.
+    uuid = "-".join(digest("ng", group, str(i), length=n) for i, n in enumerate((8, 4, 4, 4, 12)))
+    state["resources"] = [
+        {"autoscalingGroups": [{"name": f"eks-{group}-{uuid}"}], "remoteAccessSecurityGroupId": ""}
+    ]
+    state["status"] = "ACTIVE"
+
+
+def _instance_profile(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    profile = state.setdefault("name", autoname("instance-profile", name))
+    state["id"] = profile
+    state["arn"] = f"arn:aws:iam::{ACCOUNT_ID}:instance-profile/{profile}"
+
+
 _ID_PREFIX = {
+    "aws:ec2/instance:Instance": "i",
+    "aws:ec2/keyPair:KeyPair": "key",
     "aws:ec2/vpc:Vpc": "vpc",
     "aws:ec2/subnet:Subnet": "subnet",
     "aws:ec2/internetGateway:InternetGateway": "igw",
@@ -91,12 +131,16 @@ _ID_PREFIX = {
 
 _RESOURCES: dict[str, ResourceHandler] = {
     "aws:eks/cluster:Cluster": _eks_cluster,
+    "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
     "aws:iam/role:Role": _iam_role,
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": _oidc_provider,
     "aws:kms/key:Key": _kms_key,
     "aws:s3/bucket:Bucket": _s3_bucket,
     "aws:ec2/eip:Eip": _eip,
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:ec2/instance:Instance": _ec2_instance,
+    "aws:ec2/keyPair:KeyPair": _key_pair,
+    "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
 }
 
 
@@ -137,7 +181,25 @@ def _region(args: Mapping[str, Any], region: str) -> dict[str, Any]:
     }
 
 
+def _ssm_parameter(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    """Public SSM parameters the program reads (the Deep Learning AMI id of the workstation)."""
+    name = str(args.get("name", ""))
+    if not name.startswith("/aws/service/deeplearning/ami/"):
+        raise KeyError(f"no mocked SSM parameter {name}")
+    return {
+        "id": name,
+        "name": name,
+        "arn": f"arn:aws:ssm:{region}::parameter{name}",
+        "type": "String",
+        "value": f"ami-{digest('dlami', name, region, length=17)}",
+        "insecureValue": f"ami-{digest('dlami', name, region, length=17)}",
+        "version": 1,
+        "withDecryption": True,
+    }
+
+
 _CALLS: dict[str, CallHandler] = {
+    "aws:ssm/getParameter:getParameter": _ssm_parameter,
     "aws:index/getAvailabilityZones:getAvailabilityZones": _zones,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getPartition:getPartition": _partition,

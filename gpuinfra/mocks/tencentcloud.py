@@ -147,7 +147,19 @@ def _prefixed(prefix: str) -> ResourceHandler:
     return handler
 
 
+def _cvm_instance(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    state["id"] = _short_id("ins", "ins", name)
+    octets = bytes.fromhex(digest("cvm", name, length=8))
+    state["privateIp"] = f"10.0.{octets[0]}.{octets[1] or 1}"
+    state["publicIp"] = f"198.51.{octets[2]}.{octets[3] or 1}" if inputs.get("allocatePublicIp") else ""
+    state["instanceStatus"] = "RUNNING"
+
+
 _RESOURCES: dict[str, ResourceHandler] = {
+    _T + "Instance/instance:Instance": _cvm_instance,
+    _T + "Key/pair:Pair": _prefixed("skey"),
     _T + "Vpc/instance:Instance": _prefixed("vpc"),
     _T + "Subnet/instance:Instance": _prefixed("subnet"),
     _T + "Nat/gateway:Gateway": _prefixed("nat"),
@@ -224,7 +236,30 @@ def _user_info(args: Mapping[str, Any], region: str) -> dict[str, Any]:
     }
 
 
+def _images(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    """Public images as `images.get_instance(image_types=["PUBLIC_IMAGE"], ...)` lists them."""
+    image = {
+        "imageId": "img-" + digest("image", "ubuntu-22.04", length=8),
+        "imageName": "Ubuntu Server 22.04 LTS 64bit",
+        "imageType": "PUBLIC_IMAGE",
+        "osName": "Ubuntu Server 22.04 LTS 64bit",
+        "platform": "Ubuntu",
+        "architecture": "x86_64",
+        "imageSize": 20,
+        "imageCreator": "",
+        "imageDescription": "",
+        "imageSource": "OFFICIAL",
+        "createdTime": "2026-09-15T00:00:00Z",
+        "snapshots": [],
+        "syncPercent": 100,
+        "supportCloudInit": True,
+        "imageState": "NORMAL",
+    }
+    return {"id": digest("images", str(args.get("imageNameRegex")), region), "images": [image]}
+
+
 _CALLS: dict[str, CallHandler] = {
+    _T + "Images/getInstance:getInstance": _images,
     _T + "Instance/getTypes:getTypes": _instance_types,
     _T + "User/getInfo:getInfo": _user_info,
 }

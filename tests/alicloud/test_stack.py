@@ -18,6 +18,7 @@ from tests.alicloud.conftest import PREFIX, STACK
 from tests.conftest import ROOT, stack_config
 
 UNTAGGABLE = {
+    "alicloud:cs/autoscalingConfig:AutoscalingConfig",  # cluster settings, takes no tags
     "alicloud:ecs/securityGroupRule:SecurityGroupRule",
     "alicloud:ecs/eipAssociation:EipAssociation",
     "alicloud:vpc/snatEntry:SnatEntry",

@@ -37,7 +37,8 @@ def test_trust_follows_namespace_and_service_account(build_stack_plan: BuildStac
 
 def test_permissions_limited_to_the_bucket(dev_plan: Plan) -> None:
     bucket_arn = dev_plan.one("aws:s3/bucket:Bucket").outputs["arn"]
-    policy = json.loads(dev_plan.one("aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    training = dev_plan.one("aws:iam/rolePolicy:RolePolicy", "gpuinfra-dev-training-policy")
+    policy = json.loads(training.inputs["policy"])
     resources = set()
     for statement in policy["Statement"]:
         assert statement["Effect"] == "Allow"

@@ -152,7 +152,7 @@ def test_every_kubernetes_object_uses_the_layers_provider(dev_plan: Plan, k8s_pl
 
 
 def test_aws_service_account_carries_the_irsa_role(dev_plan: Plan) -> None:
-    [account] = dev_plan.of_type("kubernetes:core/v1:ServiceAccount")
+    account = dev_plan.one("kubernetes:core/v1:ServiceAccount", "gpuinfra-dev-trainer-sa")
     assert account.inputs["metadata"]["namespace"] == "training"
     assert account.inputs["metadata"]["annotations"] == {
         "eks.amazonaws.com/role-arn": dev_plan.outputs["trainingRoleArn"]

@@ -42,6 +42,8 @@ def test_restart_semantics(k8s_plan: Plan) -> None:
         assert pod["tolerations"][0]["key"] == "nvidia.com/gpu"
         assert pod["priorityClassName"] == "gpuinfra-training"
         assert pod["serviceAccountName"] == "trainer"
+        annotations = spec["template"]["metadata"]["annotations"]
+        assert annotations["cluster-autoscaler.kubernetes.io/safe-to-evict"] == "false"
 
 
 def test_single_node_is_a_plain_job(k8s_plan: Plan) -> None:

@@ -1,0 +1,51 @@
+"""ACK's own cluster autoscaler: switched on and tuned for the cluster, no Deployment of ours.
+
+ACK runs the autoscaler for node pools whose `scaling_config` is enabled (the GPU pool is
+one, typed `gpu`); `cs.AutoscalingConfig` is the cluster's autoscaler settings (the
+"Configure auto scaling" API, alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/
+developer-reference/api-configure-auto-scaling), which installs or updates the component.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+SCALER_TYPE = "cluster-autoscaler"
+"""ACK's Cluster Autoscaler (the other choice, goatscaler, is ACK's instant elasticity)."""
+EXPANDER = "least-waste"
+"""Of the pools that fit the pending pods, the one left with the least idle capacity."""
+
+
+@dataclass(frozen=True)
+class AckAutoscalerArgs:
+    cluster_id: pulumi.Input[str]
+    scale_down_delay_minutes: int
+    depends_on: tuple[pulumi.Resource, ...] = ()
+
+
+class AckAutoscaler(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, args: AckAutoscalerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:alicloud:AckAutoscaler", name, None, opts)
+        delay = f"{args.scale_down_delay_minutes}m"
+        config = alicloud.cs.AutoscalingConfig(
+            f"{name}-autoscaling",
+            cluster_id=args.cluster_id,
+            scaler_type=SCALER_TYPE,
+            expander=EXPANDER,
+            scale_up_from_zero=True,
+            scale_down_enabled=True,
+            # An idle GPU node goes after `delay`, and not sooner than `delay` after a scale-up.
+            unneeded_duration=delay,
+            cool_down_duration=delay,
+            # kube-system pods must not pin an otherwise empty GPU node.
+            skip_nodes_with_system_pods=False,
+            skip_nodes_with_local_storage=False,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+        )
+        self.config_id = config.id
+        self.register_outputs({"config_id": self.config_id})

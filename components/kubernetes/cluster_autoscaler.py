@@ -1,0 +1,214 @@
+"""Cluster Autoscaler: adds nodes when pods cannot be scheduled, removes nodes left idle.
+
+Cloud-agnostic: the image, flags and ServiceAccount annotations arrive as plain values in an
+`AutoscalerSpec`. RBAC follows the upstream example manifest
+(kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/examples/
+cluster-autoscaler-autodiscover.yaml), plus read access to the objects newer releases
+watch (VolumeAttachments, Dynamic Resource Allocation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.autoscaler_spec import AutoscalerSpec
+
+from .labels import (
+    RESTRICTED_CONTAINER,
+    RUNTIME_DEFAULT_SECCOMP,
+    api_fields,
+    app_labels,
+    checkov_skips,
+    selector_labels,
+)
+
+NAME = "cluster-autoscaler"
+NAMESPACE = "kube-system"
+METRICS_PORT = 8085
+"""Serves `/metrics` and `/health-check`."""
+READ = ["get", "list", "watch"]
+
+# API field names (camelCase); typed Any because the SDK's TypedDicts spell them snake_case.
+CLUSTER_RULES: Any = [
+    {"apiGroups": [""], "resources": ["events", "endpoints"], "verbs": ["create", "patch"]},
+    {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+    {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["update"]},
+    {
+        "apiGroups": [""],
+        "resources": ["endpoints"],
+        "resourceNames": [NAME],
+        "verbs": ["get", "update"],
+    },
+    {"apiGroups": [""], "resources": ["nodes"], "verbs": [*READ, "update"]},
+    {
+        "apiGroups": [""],
+        "resources": [
+            "namespaces",
+            "pods",
+            "services",
+            "replicationcontrollers",
+            "persistentvolumeclaims",
+            "persistentvolumes",
+        ],
+        "verbs": READ,
+    },
+    {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": ["list", "watch"]},
+    {
+        "apiGroups": ["apps"],
+        "resources": ["statefulsets", "replicasets", "daemonsets"],
+        "verbs": READ,
+    },
+    {
+        "apiGroups": ["storage.k8s.io"],
+        "resources": [
+            "storageclasses",
+            "csinodes",
+            "csidrivers",
+            "csistoragecapacities",
+            "volumeattachments",
+        ],
+        "verbs": READ,
+    },
+    {"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": READ},
+    {
+        "apiGroups": ["resource.k8s.io"],
+        "resources": ["resourceclaims", "resourceslices", "deviceclasses"],
+        "verbs": READ,
+    },
+    {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+    {
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "resourceNames": [NAME],
+        "verbs": ["get", "update"],
+    },
+]
+NAMESPACE_RULES: Any = [
+    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create", "list", "watch"]},
+    {
+        "apiGroups": [""],
+        "resources": ["configmaps"],
+        "resourceNames": ["cluster-autoscaler-status", "cluster-autoscaler-priority-expander"],
+        "verbs": ["delete", "get", "update", "watch"],
+    },
+]
+
+
+@dataclass(frozen=True)
+class ClusterAutoscalerArgs:
+    spec: AutoscalerSpec
+
+
+def deployment_spec(spec: AutoscalerSpec) -> dict[str, Any]:
+    """The Deployment's spec in API field names (validated by kubernetes-validate in tests)."""
+    labels = app_labels(NAME, "autoscaler")
+    probe = {"httpGet": {"path": "/health-check", "port": METRICS_PORT}}
+    annotations = checkov_skips(
+        {"CKV_K8S_43": "pinned by release tag; digests follow the registry's policy"}
+    )
+    return {
+        "replicas": 1,
+        "selector": {"matchLabels": selector_labels(NAME)},
+        "template": {
+            "metadata": {"labels": labels, "annotations": annotations},
+            "spec": {
+                "serviceAccountName": NAME,
+                # It resizes the nodes everything else runs on: keep it scheduled.
+                "priorityClassName": "system-cluster-critical",
+                "securityContext": {
+                    "runAsNonRoot": True,
+                    "runAsUser": 65534,
+                    "runAsGroup": 65534,
+                    **RUNTIME_DEFAULT_SECCOMP,
+                },
+                "containers": [
+                    {
+                        "name": NAME,
+                        "image": spec.image,
+                        "imagePullPolicy": "Always",
+                        "command": ["./cluster-autoscaler", *spec.args],
+                        "env": [{"name": k, "value": v} for k, v in sorted(spec.env.items())],
+                        "ports": [{"name": "metrics", "containerPort": METRICS_PORT}],
+                        "livenessProbe": {**probe, "initialDelaySeconds": 30},
+                        "readinessProbe": probe,
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": "600Mi"},
+                            "limits": {"cpu": "500m", "memory": "600Mi"},
+                        },
+                        "securityContext": {
+                            **RESTRICTED_CONTAINER,
+                            "readOnlyRootFilesystem": True,
+                        },
+                    }
+                ],
+            },
+        },
+    }
+
+
+class ClusterAutoscaler(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, args: ClusterAutoscalerArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:kubernetes:ClusterAutoscaler", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        labels = app_labels(NAME, "autoscaler")
+        account = k8s.core.v1.ServiceAccount(
+            f"{name}-cluster-autoscaler-sa",
+            metadata={
+                "name": NAME,
+                "namespace": NAMESPACE,
+                "labels": labels,
+                "annotations": dict(args.spec.service_account_annotations),
+            },
+            opts=child,
+        )
+        subject: Any = [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]
+        cluster_role = k8s.rbac.v1.ClusterRole(
+            f"{name}-cluster-autoscaler-role",
+            metadata={"name": NAME, "labels": labels},
+            rules=CLUSTER_RULES,
+            opts=child,
+        )
+        k8s.rbac.v1.ClusterRoleBinding(
+            f"{name}-cluster-autoscaler-binding",
+            metadata={"name": NAME, "labels": labels},
+            role_ref=api_fields(
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME}
+            ),
+            subjects=subject,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[cluster_role]),
+        )
+        role = k8s.rbac.v1.Role(
+            f"{name}-cluster-autoscaler-ns-role",
+            metadata={"name": NAME, "namespace": NAMESPACE, "labels": labels},
+            rules=NAMESPACE_RULES,
+            opts=child,
+        )
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-cluster-autoscaler-ns-binding",
+            metadata={"name": NAME, "namespace": NAMESPACE, "labels": labels},
+            role_ref=api_fields(
+                {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": NAME}
+            ),
+            subjects=subject,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[role]),
+        )
+        k8s.apps.v1.Deployment(
+            f"{name}-cluster-autoscaler",
+            metadata={
+                "name": NAME,
+                "namespace": NAMESPACE,
+                "labels": labels,
+                "annotations": checkov_skips(
+                    {"CKV_K8S_43": "pinned by release tag; digests follow the registry's policy"}
+                ),
+            },
+            spec=api_fields(deployment_spec(args.spec)),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[account]),
+        )
+        self.register_outputs({})

@@ -1,0 +1,140 @@
+"""Settings of the optional GPU workstation: one GPU VM with SSH, JupyterLab and TensorBoard."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from typing import Literal, cast
+
+from components import catalog
+from components.catalog import GpuInstanceType
+
+from .model import CapacityType, GpuPoolSettings
+from .reader import ConfigReader
+
+SubnetChoice = Literal["public", "private"]
+SSH_KEY_TYPES = (
+    "ssh-ed25519",
+    "ssh-rsa",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+)
+_SSH_KEY = re.compile(r"^(\S+) (\S+)( .*)?$")
+
+
+@dataclass(frozen=True)
+class WorkstationSettings:
+    instance: GpuInstanceType
+    capacity_type: CapacityType
+    root_disk_gb: int
+    ssh_public_key: str
+    subnet: SubnetChoice
+    """public: a public IP in a public subnet; private: reach it through a VPN or bastion."""
+
+
+def ssh_key_problem(key: str) -> str | None:
+    """Why `key` is not one OpenSSH public key line, or None."""
+    match = _SSH_KEY.match(key.strip())
+    if match is None or "\n" in key.strip():
+        return "must be one OpenSSH public key line, e.g. `ssh-ed25519 AAAA... you@laptop`"
+    kind, body = match.group(1), match.group(2)
+    if kind not in SSH_KEY_TYPES:
+        return f"key type {kind!r} is not one of {', '.join(SSH_KEY_TYPES)}"
+    try:
+        blob = base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        return "the key body is not base64"
+    # The blob starts with the key type again, length-prefixed (RFC 4253 section 6.6).
+    if len(blob) < 4 or blob[4 : 4 + int.from_bytes(blob[:4], "big")] != kind.encode():
+        return f"the key body does not hold a {kind} key (truncated or pasted wrong?)"
+    return None
+
+
+def parse_workstation(
+    r: ConfigReader, cloud: str, gpu_pool: GpuPoolSettings | None
+) -> WorkstationSettings | None:
+    """None when `workstationEnabled` is false; the other keys are then still type-checked."""
+    enabled = r.boolean("workstationEnabled")
+    instance_type = r.string("workstationInstanceType")
+    model = r.string("workstationGpuModel")
+    count = r.integer("workstationGpuCount")
+    capacity = cast(CapacityType, r.one_of("workstationCapacityType", ("spot", "onDemand")))
+    disk = r.integer("workstationRootDiskGb")
+    key = r.string("workstationSshPublicKey")
+    subnet = cast(SubnetChoice, r.one_of("workstationSubnet", ("public", "private")))
+    if not enabled:
+        return None
+
+    if not 50 <= disk <= 16384:
+        r.problem("workstationRootDiskGb", disk, "must be between 50 and 16384 (GB)")
+    if not key:
+        r.problem(
+            "workstationSshPublicKey",
+            None,
+            "required when workstationEnabled is true: your OpenSSH public key "
+            "(e.g. the contents of ~/.ssh/id_ed25519.pub)",
+        )
+    else:
+        problem = ssh_key_problem(key)
+        if problem:
+            r.problem(
+                "workstationSshPublicKey", key[:40] + ("..." if len(key) > 40 else ""), problem
+            )
+
+    entry = _instance(r, cloud, instance_type, model, count, gpu_pool)
+    if entry is None or r.problems:
+        return None
+    return WorkstationSettings(
+        instance=entry,
+        capacity_type=capacity,
+        root_disk_gb=disk,
+        ssh_public_key=key.strip(),
+        subnet=subnet,
+    )
+
+
+def _instance(
+    r: ConfigReader,
+    cloud: str,
+    instance_type: str,
+    model: str,
+    count: int,
+    gpu_pool: GpuPoolSettings | None,
+) -> GpuInstanceType | None:
+    known = ", ".join(e.instance_type for e in catalog.instance_types(cloud))
+    if count < 1:
+        r.problem("workstationGpuCount", count, "must be 1 or more")
+        return None
+    if instance_type:
+        entry = catalog.find(cloud, instance_type)
+        if entry is None:
+            r.problem(
+                "workstationInstanceType",
+                instance_type,
+                f"not a GPU instance type the catalog knows on {cloud} (the workstation needs "
+                f"a GPU); known: {known}",
+            )
+        elif model and not catalog.matches_model(entry.gpu_model, model):
+            r.problem(
+                "workstationGpuModel",
+                model,
+                f"{instance_type} has {entry.gpu_model} GPUs; drop workstationGpuModel or make "
+                "the two agree",
+            )
+            return None
+        return entry
+    if model:
+        entry = catalog.pick(cloud, model, count)
+        if entry is None:
+            r.problem(
+                "workstationGpuModel",
+                model,
+                f"no {cloud} instance type in the catalog has {count} x {model}; known models: "
+                + ", ".join(catalog.known_models(cloud)),
+            )
+        return entry
+    # Neither given: the GPU pool's type, so one setting turns the workstation on.
+    return gpu_pool.instance if gpu_pool is not None else None

@@ -1,0 +1,240 @@
+"""GPU workstation on CVM: Ubuntu with the NVIDIA driver, Jupyter and TensorBoard.
+
+One instance behind the admin security group (22, 8888, 6006 from `adminCidrs` only) plus an
+egress-only group, a CAM role that reaches one COS bucket, and an encrypted data disk at
+/data for notebooks and data: the provider's CVM resource cannot encrypt the system disk
+(only `data_disks` take `encrypt`), so the system disk holds the OS only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_random as random
+import tencentcloud_iac_pulumi as tencentcloud
+
+from components.settings.workstation import WorkstationSettings
+from components.workstation_cloud_init import (
+    JUPYTER_PORT,
+    TENSORBOARD_PREFIX,
+    CloudInitArgs,
+    render,
+)
+
+from .identity import bucket_access_policy
+from .storage import cos_endpoint
+
+IMAGE_NAME_REGEX = r"^Ubuntu Server 22\.04"
+"""Tencent's public images are named e.g. `Ubuntu Server 22.04 LTS 64bit`; the lookup
+(`images.get_instance`, PUBLIC_IMAGE, filtered on the instance type) returns those that run on
+the GPU type. They carry no NVIDIA driver: cloud-init installs Ubuntu's packaged datacenter
+driver (`ubuntu-drivers install --gpgpu`)."""
+DRIVER_BRANCH = "550-server"
+LOGIN_USER = "ubuntu"
+SYSTEM_DISK_GB = 50
+DATA_DIR = "/data"
+TB_DIR = "/var/lib/gpuinfra/tb"
+COSCLI_VERSION = "v1.0.9"
+"""github.com/tencentyun/coscli release assets `coscli-<version>-linux-amd64`."""
+
+
+@dataclass(frozen=True)
+class GpuWorkstationArgs:
+    settings: WorkstationSettings
+    vpc_id: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    availability_zone: pulumi.Input[str]
+    admin_security_group_id: pulumi.Input[str]
+    bucket_name: pulumi.Input[str]
+    app_id: str
+    region: str
+    tags: Mapping[str, str]
+
+
+class GpuWorkstation(pulumi.ComponentResource):
+    address: pulumi.Output[str]
+    ssh_command: pulumi.Output[str]
+    jupyter_url: pulumi.Output[str]
+    instance_id: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: GpuWorkstationArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:tencentcloud:GpuWorkstation", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        s = args.settings
+
+        images = tencentcloud.images.get_instance_output(
+            image_types=["PUBLIC_IMAGE"],
+            image_name_regex=IMAGE_NAME_REGEX,
+            instance_type=s.instance.instance_type,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        token = random.RandomPassword(f"{name}-jupyter-token", length=48, special=False, opts=child)
+        jupyter_token: pulumi.Output[str] = pulumi.Output.secret(token.result)
+
+        # A Tencent security group without rules drops everything: one group lets traffic out.
+        egress = tencentcloud.security.Group(
+            f"{name}-workstation-egress-sg",
+            name=f"{name}-workstation-egress-sg",
+            description="gpuinfra workstation: outbound only (packages, COS); no ingress",
+            tags=dict(args.tags),
+            opts=child,
+        )
+        tencentcloud.security.GroupRuleSet(
+            f"{name}-workstation-egress-sg-rules",
+            security_group_id=egress.id,
+            egresses=[
+                {
+                    "action": "ACCEPT",
+                    "protocol": "ALL",
+                    "port": "ALL",
+                    "cidr_block": "0.0.0.0/0",
+                    "description": "outbound to package mirrors and COS",
+                }
+            ],
+            opts=child,
+        )
+        role = tencentcloud.cam.Role(
+            f"{name}-workstation-role",
+            name=f"{name}-workstation",
+            document=_cvm_trust_policy(),
+            description="GPU workstation: the stack's COS bucket, nothing else",
+            console_login=False,
+            tags=dict(args.tags),
+            opts=child,
+        )
+        policy = tencentcloud.cam.Policy(
+            f"{name}-workstation-policy",
+            name=f"{name}-workstation-bucket",
+            document=pulumi.Output.from_input(args.bucket_name).apply(
+                lambda bucket: bucket_access_policy(args.region, args.app_id, bucket)
+            ),
+            description="What the GPU workstation may do: one bucket's objects",
+            opts=child,
+        )
+        tencentcloud.cam.RolePolicyAttachment(
+            f"{name}-workstation-policy-attachment",
+            role_id=role.id,
+            policy_id=policy.id,
+            opts=child,
+        )
+        key = tencentcloud.key.Pair(
+            f"{name}-workstation-key",
+            key_name=f"{name.replace('-', '_')}_ws",
+            public_key=s.ssh_public_key,
+            tags=dict(args.tags),
+            opts=child,
+        )
+
+        endpoint = cos_endpoint(args.region)
+
+        def cloud_init(parts: list[str]) -> str:
+            bucket, role_name, secret = parts
+            return render(
+                CloudInitArgs(
+                    user=LOGIN_USER,
+                    ssh_public_key=s.ssh_public_key,
+                    tensorboard_logdir=TB_DIR,
+                    notebook_dir=f"{DATA_DIR}/notebooks",
+                    driver_install=[
+                        "apt-get install -y ubuntu-drivers-common",
+                        f"ubuntu-drivers install --gpgpu nvidia:{DRIVER_BRANCH}",
+                        f"apt-get install -y nvidia-utils-{DRIVER_BRANCH}",
+                        "modprobe nvidia",
+                    ],
+                    setup=[
+                        # The encrypted data disk (the only one attached) becomes /data.
+                        "DISK=$(lsblk -dpno NAME,TYPE | awk '$2==\"disk\"{print $1}' | tail -n1)"
+                        " && (blkid $DISK || mkfs.ext4 -q $DISK) && mkdir -p /data"
+                        ' && echo "$DISK /data ext4 defaults,nofail 0 2" >> /etc/fstab'
+                        " && mount -a",
+                        "curl -fsSL -o /usr/local/bin/coscli https://github.com/tencentyun/"
+                        f"coscli/releases/download/{COSCLI_VERSION}/coscli-{COSCLI_VERSION}"
+                        "-linux-amd64 && chmod 755 /usr/local/bin/coscli",
+                    ],
+                    # The instance's CAM role, fetched from the metadata service by coscli.
+                    tensorboard_sync=(
+                        f"coscli sync cos://{bucket}/{TENSORBOARD_PREFIX} {TB_DIR}/ -r "
+                        f"--init-skip=true --mode CvmRole --cvm-role-name {role_name} "
+                        f"-e {endpoint.removeprefix('https://')}"
+                    ),
+                ),
+                secret,
+            )
+
+        user_data: pulumi.Output[str] = pulumi.Output.secret(
+            pulumi.Output.all(args.bucket_name, role.name, jupyter_token).apply(cloud_init)
+        )
+        public = s.subnet == "public"
+        instance = tencentcloud.instance.Instance(
+            f"{name}-workstation",
+            instance_name=f"{name}-workstation",
+            image_id=images.images.apply(_first_image),
+            instance_type=s.instance.instance_type,
+            availability_zone=args.availability_zone,
+            vpc_id=args.vpc_id,
+            subnet_id=args.subnet_id,
+            orderly_security_groups=[args.admin_security_group_id, egress.id],
+            cam_role_name=role.name,
+            key_ids=[key.id],
+            system_disk_type="CLOUD_PREMIUM",
+            system_disk_size=SYSTEM_DISK_GB,
+            data_disks=[
+                {
+                    "data_disk_type": "CLOUD_PREMIUM",
+                    "data_disk_size": s.root_disk_gb,
+                    "encrypt": True,
+                    "delete_with_instance": True,
+                }
+            ],
+            instance_charge_type="SPOTPAID" if s.capacity_type == "spot" else "POSTPAID_BY_HOUR",
+            allocate_public_ip=public,
+            internet_charge_type="TRAFFIC_POSTPAID_BY_HOUR" if public else None,
+            internet_max_bandwidth_out=100 if public else 0,
+            user_data_raw=user_data,
+            tags={**args.tags, "Name": f"{name}-workstation"},
+            opts=child,
+        )
+        self.instance_id = instance.id
+        self.address = instance.public_ip if public else instance.private_ip
+        self.ssh_command = self.address.apply(lambda host: f"ssh {LOGIN_USER}@{host}")
+        self.jupyter_url = pulumi.Output.secret(
+            pulumi.Output.all(self.address, jupyter_token).apply(
+                lambda p: f"http://{p[0]}:{JUPYTER_PORT}/lab?token={p[1]}"
+            )
+        )
+        self.register_outputs(
+            {
+                "instance_id": self.instance_id,
+                "address": self.address,
+                "ssh_command": self.ssh_command,
+                "jupyter_url": self.jupyter_url,
+            }
+        )
+
+
+def _first_image(images: Sequence[Any]) -> str:
+    if not images:
+        raise ValueError(f"no public image matches {IMAGE_NAME_REGEX} for this instance type")
+    return str(images[0].image_id)
+
+
+def _cvm_trust_policy() -> str:
+    """CVM instances (and only them) may assume the role (CAM "role for CVM" guide)."""
+    return json.dumps(
+        {
+            "version": "2.0",
+            "statement": [
+                {
+                    "action": "name/sts:AssumeRole",
+                    "effect": "allow",
+                    "principal": {"service": ["cvm.qcloud.com"]},
+                }
+            ],
+        }
+    )

@@ -1,0 +1,98 @@
+"""Autoscaling settings: defaults, the maxGpus cap, and bad values refused naming their key."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.autoscaling.conftest import parse, problems
+from tests.conftest import ROOT
+
+CLOUD_STACKS = ("dev", "alicloud-dev", "tencentcloud-dev")
+
+
+@pytest.mark.parametrize("stack", CLOUD_STACKS)
+def test_defaults(stack: str) -> None:
+    settings = parse(stack)
+    autoscaling = settings.require_autoscaling()
+    assert autoscaling.scale_down_delay_minutes == 10
+    # maxGpus 0: the pool's own maximum (2 one-GPU nodes in every dev stack).
+    assert autoscaling.max_gpus == 2
+    assert settings.require_gpu_pool().size.max_nodes == 2
+
+
+@pytest.mark.parametrize("stack", CLOUD_STACKS)
+def test_max_gpus_lowers_the_pool_maximum(stack: str) -> None:
+    settings = parse(stack, {"gpuPoolMaxNodes": 6, "maxGpus": 3})
+    assert settings.require_gpu_pool().size.max_nodes == 3
+    assert settings.require_autoscaling().max_gpu_nodes == 3
+
+
+def test_max_gpus_counts_whole_nodes() -> None:
+    # g5.12xlarge has 4 GPUs: a budget of 10 GPUs holds 2 nodes.
+    settings = parse(
+        "dev", {"gpuPoolInstanceType": "g5.12xlarge", "gpuPoolMaxNodes": 4, "maxGpus": 10}
+    )
+    assert settings.require_gpu_pool().size.max_nodes == 2
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key", "words"),
+    [
+        ({"maxGpus": 2, "gpuPoolInstanceType": "g5.12xlarge"}, "maxGpus", "at least 4"),
+        ({"maxGpus": -1}, "maxGpus", "at least 1"),
+        ({"maxGpus": 5}, "maxGpus", "gpuPoolMaxNodes 2 x 1 GPUs per node = 2"),
+        ({"gpuPoolScaleDownDelayMinutes": 0}, "gpuPoolScaleDownDelayMinutes", "between 1"),
+        ({"gpuPoolScaleDownDelayMinutes": 2000}, "gpuPoolScaleDownDelayMinutes", "1440"),
+        (
+            {"maxGpus": 1, "gpuPoolMinNodes": 2, "gpuPoolDesiredNodes": 2},
+            "gpuPoolMinNodes",
+            "exceed maxGpus 1",
+        ),
+    ],
+)
+def test_bad_values_name_their_key(overrides: dict[str, object], key: str, words: str) -> None:
+    found = problems("dev", overrides)
+    assert f"gpuinfra:{key}" in found, found
+    assert words in found[f"gpuinfra:{key}"]
+
+
+def test_aws_needs_a_pinned_autoscaler_for_the_minor() -> None:
+    found = problems("dev", {"kubernetesVersion": "1.40"})
+    assert "pinned minors: 1.31" in found["gpuinfra:kubernetesVersion"]
+
+
+def test_existing_cluster_refuses_the_keys() -> None:
+    found = problems("k8s-dev", {"maxGpus": 4, "gpuPoolScaleDownDelayMinutes": 5})
+    assert "does not apply to cloud kubernetes" in found["gpuinfra:maxGpus"]
+    assert "gpuinfra:gpuPoolScaleDownDelayMinutes" in found
+
+
+@pytest.mark.parametrize(("key", "value"), [("maxGpus", 2), ("gpuPoolScaleDownDelayMinutes", 0)])
+def test_preview_exits_2_naming_the_key(tmp_path: Path, key: str, value: int) -> None:
+    """As a user runs it: `gpuinfra preview` of a stack with the bad value."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for package in ("components", "stacks"):
+        shutil.copytree(
+            ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    config = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())["config"]
+    config["gpuinfra:gpuPoolInstanceType"] = "g5.12xlarge"  # 4 GPUs per node
+    config[f"gpuinfra:{key}"] = value
+    (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
+    result = subprocess.run(
+        [sys.executable, "-m", "gpuinfra", "preview", "--stack", "bad", "--cwd", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"gpuinfra:{key}" in result.stderr
+    assert "Traceback" not in result.stderr

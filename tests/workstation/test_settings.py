@@ -1,0 +1,58 @@
+"""Workstation settings: exit 2 naming the key for a CPU type, a missing or malformed key."""
+
+from __future__ import annotations
+
+import pytest
+
+from components.settings import SettingsError, parse_settings
+from components.settings.workstation import ssh_key_problem
+
+from .conftest import SSH_KEY
+
+BASE = {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge", "workstationEnabled": "true"}
+
+
+def _problems(**raw: str) -> dict[str, object]:
+    with pytest.raises(SettingsError) as info:
+        parse_settings({**BASE, **raw}, stack="t", provider_config={"aws:region": "us-east-1"})
+    return {p.key: p for p in info.value.problems}
+
+
+def test_cpu_instance_type_is_refused() -> None:
+    problems = _problems(workstationInstanceType="m6i.large", workstationSshPublicKey=SSH_KEY)
+    assert "gpuinfra:workstationInstanceType" in problems
+
+
+def test_missing_key_is_refused() -> None:
+    problems = _problems()
+    assert list(problems) == ["gpuinfra:workstationSshPublicKey"]
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "ssh-ed25519",
+        "ssh-dss AAAAB3NzaC1kc3M=",
+        "ssh-ed25519 not-base64!",
+        "ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIG",
+    ],
+)
+def test_malformed_key_is_refused(key: str) -> None:
+    assert ssh_key_problem(key)
+    assert "gpuinfra:workstationSshPublicKey" in _problems(workstationSshPublicKey=key)
+
+
+def test_off_by_default_and_on() -> None:
+    off = parse_settings(
+        {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge"},
+        stack="t",
+        provider_config={"aws:region": "us-east-1"},
+    )
+    assert off.workstation is None
+    on = parse_settings(
+        {**BASE, "workstationSshPublicKey": SSH_KEY, "workstationGpuModel": "A10G"},
+        stack="t",
+        provider_config={"aws:region": "us-east-1"},
+    )
+    assert on.workstation is not None and on.workstation.instance.gpu_model == "A10G"
+    assert ssh_key_problem(SSH_KEY) is None

@@ -1,0 +1,122 @@
+"""GpuWorkstation on each cloud: admin group, encryption, IMDSv2, role, absent when off."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gpuinfra import cost, planview
+from gpuinfra.engine import Plan
+from gpuinfra.policy_rules import evaluate, has_mandatory
+from tests.conftest import build
+
+from .conftest import INSTANCE, STACKS, build_ws, instance
+
+
+def _admin_group_id(plan: Plan, cloud: str) -> str:
+    suffix = "-admin-sg"
+    groups = {
+        "aws": "aws:ec2/securityGroup:SecurityGroup",
+        "alicloud": "alicloud:ecs/securityGroup:SecurityGroup",
+        "tencentcloud": "tencentcloud:Security/group:Group",
+    }
+    [group] = [r for r in plan.of_type(groups[cloud]) if r.name.endswith(suffix)]
+    assert group.id
+    return group.id
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_absent_when_off(cloud: str) -> None:
+    plan = build(STACKS[cloud])
+    assert plan.of_type(INSTANCE[cloud]) == []
+    assert plan.of_type("random:index/randomPassword:RandomPassword") == []
+    assert not [k for k in plan.outputs if k.startswith("workstation")]
+    assert not [r for r in plan.resources if "workstation" in r.name]
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_behind_the_admin_security_group(ws_plans: dict[str, Plan], cloud: str) -> None:
+    plan = ws_plans[cloud]
+    inputs = instance(plan, cloud).inputs
+    key = {"aws": "vpcSecurityGroupIds", "alicloud": "securityGroups"}.get(
+        cloud, "orderlySecurityGroups"
+    )
+    assert _admin_group_id(plan, cloud) in inputs[key]
+
+
+def test_aws_imdsv2_encrypted_root_and_bucket_only_profile(ws_plans: dict[str, Plan]) -> None:
+    plan = ws_plans["aws"]
+    i = instance(plan, "aws").inputs
+    assert i["metadataOptions"]["httpTokens"] == "required"
+    assert i["metadataOptions"]["httpPutResponseHopLimit"] == 1
+    assert i["rootBlockDevice"]["encrypted"] is True
+    assert i["rootBlockDevice"]["volumeSize"] == 200
+    assert i["instanceType"] == "g5.xlarge"  # the GPU pool's type when none is given
+    assert i["ami"].startswith("ami-")
+    profile = plan.one("aws:iam/instanceProfile:InstanceProfile")
+    assert i["iamInstanceProfile"] == profile.outputs["name"]
+    policy = json.loads(
+        plan.one("aws:iam/rolePolicy:RolePolicy", "gpuinfra-dev-workstation-bucket").inputs[
+            "policy"
+        ]
+    )
+    bucket = plan.one("aws:s3/bucket:Bucket").outputs["arn"]
+    resources = {
+        r
+        for s in policy["Statement"]
+        for r in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])
+    }
+    assert resources <= {bucket, f"{bucket}/*"}
+
+
+def test_aws_spot_and_private_subnet() -> None:
+    plan = build_ws("aws", {"workstationCapacityType": "spot", "workstationSubnet": "private"})
+    i = instance(plan, "aws").inputs
+    assert i["instanceMarketOptions"]["marketType"] == "spot"
+    assert i["associatePublicIpAddress"] is False
+    private = {r.id for r in plan.of_type("aws:ec2/subnet:Subnet") if "private" in r.name}
+    assert i["subnetId"] in private
+    assert plan.outputs["workstationAddress"].startswith("10.")
+
+
+def test_alicloud_hardened_metadata_encrypted_disk_ram_role(ws_plans: dict[str, Plan]) -> None:
+    plan = ws_plans["alicloud"]
+    i = instance(plan, "alicloud").inputs
+    assert i["httpTokens"] == "required"
+    assert i["systemDiskEncrypted"] is True
+    assert i["systemDiskSize"] == 200
+    role = plan.one("alicloud:ram/role:Role", "gpuinfra-alicloud-dev-workstation-role")
+    assert i["roleName"] == role.inputs["roleName"]
+    trust = json.loads(role.inputs["assumeRolePolicyDocument"])
+    assert trust["Statement"][0]["Principal"]["Service"] == ["ecs.aliyuncs.com"]
+    assert i["imageId"].startswith("ubuntu_22_04")
+
+
+def test_tencentcloud_encrypted_disk_and_cam_role(ws_plans: dict[str, Plan]) -> None:
+    plan = ws_plans["tencentcloud"]
+    i = instance(plan, "tencentcloud").inputs
+    assert [d["encrypt"] for d in i["dataDisks"]] == [True]
+    assert i["dataDisks"][0]["dataDiskSize"] == 200
+    role = plan.one("tencentcloud:Cam/role:Role", "gpuinfra-tencentcloud-dev-workstation-role")
+    assert i["camRoleName"] == role.inputs["name"]
+    assert i["imageId"].startswith("img-")
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_outputs_and_token_only_as_secret(ws_plans: dict[str, Plan], cloud: str) -> None:
+    plan = ws_plans[cloud]
+    assert plan.outputs["workstationSshCommand"].endswith("@" + plan.outputs["workstationAddress"])
+    assert "workstationJupyterUrl" in plan.secret_outputs
+    assert "workstationAddress" not in plan.secret_outputs
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_no_mandatory_policy_finding_and_costed(ws_plans: dict[str, Plan], cloud: str) -> None:
+    view = planview.from_plan(ws_plans[cloud], cloud)
+    findings = evaluate(view)
+    assert not has_mandatory(findings), [f for f in findings]
+    lines = [line for line in cost.estimate(view).lines if line.type == INSTANCE[cloud]]
+    assert len(lines) == 1 and "workstation" in lines[0].what
+    if cloud == "aws":
+        assert lines[0].monthly and lines[0].monthly > 500  # g5.xlarge on-demand, all month
