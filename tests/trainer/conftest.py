@@ -16,6 +16,23 @@ for path in (REPO, HERE):
         sys.path.insert(0, path)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def one_cpu_thread() -> Iterator[None]:
+    """In-process runs use one CPU thread, like the subprocesses (OMP_NUM_THREADS=1).
+
+    The tiny models gain nothing from more threads, and on a shared 2-core machine OpenMP
+    threads that spin while waiting for a busy core made the folder several times slower.
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 @pytest.fixture
 def trainer_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
     """caplog that sees the trainer's records (its logger stops propagating once set up)."""

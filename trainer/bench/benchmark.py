@@ -3,11 +3,13 @@
     python -m trainer.bench.benchmark            # or: python trainer/bench/benchmark.py
     python -m trainer.bench.benchmark --device cuda --json out.json
 
-Measures: training images/s of simplecnn and resnet18 at small sizes (the trainer's own
-train_step and recipe), synchronous checkpoint save/load of resnet18 + AdamW state, the blocking
-time of an asynchronous checkpoint (first call allocates the staging buffers, later calls reuse
-them) against a synchronous save, and the emergency checkpoint on SIGTERM of a real
-``python -m trainer`` process.
+Measures, in one run: the images/s of the trainer's own loop (``Trainer.fit`` with the
+TrainingJob's default checkpointing, async every 600 s) next to a bare PyTorch loop of the same
+model, batch and precision, as a ratio (target >= 0.95); the step-time overhead of checkpoints
+every N steps, asynchronous and synchronous, and what it comes to at the default interval;
+synchronous save/load of resnet18 + AdamW state; the blocking time of an asynchronous
+checkpoint (first call allocates the staging buffers, later calls reuse them); and the
+emergency checkpoint on SIGTERM of a real ``python -m trainer`` process.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ import torch
 
 from trainer import exit_codes
 from trainer.bench.common import (
+    compare_loops,
     make_trainer,
+    save_overhead,
     scratch,
     sigterm_run,
     sync,
@@ -35,30 +39,55 @@ from trainer.bench.common import (
 from trainer.checkpoint import AsyncCheckpointer, CheckpointManager, capture_rng_state
 from trainer.storage import LocalStorage
 
+#: the TrainingJob's and the image's default: --checkpoint-every-seconds=600 --async-checkpoint
+DEFAULT_INTERVAL_S = 600.0
+
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="cpu")
-    p.add_argument("--steps", type=int, default=10, help="timed steps per throughput figure")
+    p.add_argument("--rounds", type=int, default=3, help="bare/trainer loop pairs per model")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="CPU threads for torch (default 1: on a shared VM, OpenMP threads that wait for "
+        "a busy core make every figure noisy; 0 keeps torch's default)",
+    )
     p.add_argument("--json", help="also write the figures to this JSON file")
     a = p.parse_args(argv)
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
     dev = ["--device", "cuda" if a.device == "cuda" else a.device]
     figures: dict[str, float] = {}
     rows: list[tuple[str, str, str]] = []
 
-    # 1. throughput
-    for model, extra, note in (
-        ("simplecnn", ["--batch-size=64"], "batch 64, 1x28x28"),
+    # 1. the trainer's loop next to a bare loop, with the TrainingJob's default checkpointing
+    default_ckpt = [f"--checkpoint-every-seconds={DEFAULT_INTERVAL_S:g}", "--async-checkpoint"]
+    loop_ratio: dict[str, float] = {}
+    for model, extra, note, steps in (
+        ("simplecnn", ["--batch-size=64", "--synthetic-samples=512"], "b64, 1x28x28", 40),
         (
             "resnet18",
-            ["--batch-size=16", "--image-size=64", "--num-classes=100"],
-            "batch 16, 3x64x64",
+            ["--batch-size=16", "--image-size=64", "--synthetic-samples=256"],
+            "b16, 3x64x64",
+            10,
         ),
     ):
-        tr = make_trainer([f"--model={model}", "--synthetic-samples=256", *extra, *dev], a.device)
-        ips, _ = throughput(tr, steps=a.steps, warmup=2)
-        figures[f"{model}_images_per_s"] = ips
-        rows.append((f"{model} train images/s", f"{ips:,.0f}", f"{note}, {tr.recipe.precision}"))
+        args = [f"--model={model}", *extra, *dev]
+        c = compare_loops([*args, *default_ckpt], a.device, steps, warmup=3, rounds=a.rounds)
+        loop_ratio[model] = c.ratio
+        figures.update(
+            {
+                f"{model}_bare_images_per_s": c.bare_images_per_s,
+                f"{model}_trainer_images_per_s": c.trainer_images_per_s,
+                f"{model}_trainer_to_bare": c.ratio,
+            }
+        )
+        each = ", ".join(f"{r:.2f}" for r in c.ratios)
+        rows.append((f"{model} bare loop images/s", f"{c.bare_images_per_s:,.0f}", note))
+        rows.append((f"{model} trainer loop images/s", f"{c.trainer_images_per_s:,.0f}", note))
+        rows.append((f"{model} trainer / bare", f"{c.ratio:.3f}", f"median of {each}"))
 
     # 2. sync save / load of resnet18 + AdamW (one step taken so the optimizer has state)
     tr = make_trainer(
@@ -96,7 +125,39 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
 
-    # 4. emergency checkpoint on SIGTERM of a real run
+    # 4. step-time overhead of checkpoints every N steps (resnet18, 140 MB with AdamW)
+    steps, every = 15, 5
+    args = ["--model=resnet18", "--batch-size=16", "--image-size=64", "--synthetic-samples=256"]
+    o = save_overhead([*args, *dev], a.device, steps, warmup=2, every=every, rounds=2)
+    per_async = o.per_checkpoint_s("async", steps)
+    at_default = loop_ratio["resnet18"] / (1 + max(per_async, 0.0) / DEFAULT_INTERVAL_S)
+    figures.update(
+        step_s_no_checkpoint=o.step_s["none"],
+        step_s_async_every_n=o.step_s["async"],
+        step_s_sync_every_n=o.step_s["sync"],
+        async_overhead_per_checkpoint_s=per_async,
+        sync_overhead_per_checkpoint_s=o.per_checkpoint_s("sync", steps),
+        resnet18_trainer_to_bare_at_default_interval=at_default,
+    )
+    rows.append(("resnet18 step time, no checkpoints", f"{o.step_s['none']:.3f} s", "b16"))
+    for mode in ("async", "sync"):
+        rows.append(
+            (
+                f"  with {mode} checkpoints every {every} steps",
+                f"{o.step_s[mode]:.3f} s",
+                f"{o.overhead(mode):+.0%} step time, "
+                f"{o.per_checkpoint_s(mode, steps):.3f} s per checkpoint ({o.checkpoints} timed)",
+            )
+        )
+    rows.append(
+        (
+            f"resnet18 trainer / bare, async every {DEFAULT_INTERVAL_S:g} s",
+            f"{at_default:.3f}",
+            f"loop ratio with {per_async:.3f} s per checkpoint spread over the interval",
+        )
+    )
+
+    # 5. emergency checkpoint on SIGTERM of a real run
     uri = scratch("bench-sigterm-")
     r = sigterm_run(
         [

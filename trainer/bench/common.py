@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+from torch.nn import functional
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if REPO not in sys.path:
@@ -23,6 +25,7 @@ if REPO not in sys.path:
 
 from trainer.config import parse_args  # noqa: E402
 from trainer.distributed import DistContext  # noqa: E402
+from trainer.models import build_model  # noqa: E402
 from trainer.train import Trainer  # noqa: E402
 
 #: every file the benchmarks write goes below this folder, removed at exit
@@ -40,9 +43,10 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def make_trainer(args: list[str], device: str = "auto") -> Trainer:
+def make_trainer(args: list[str], device: str = "auto", tensorboard: bool = False) -> Trainer:
     """A Trainer of this process (no process group), its checkpoints in a temporary folder."""
-    cfg = parse_args([*args, f"--checkpoint-uri={scratch('trainer-')}", "--no-tensorboard"])
+    tb = [] if tensorboard else ["--no-tensorboard"]
+    cfg = parse_args([*args, f"--checkpoint-uri={scratch('trainer-')}", *tb])
     dev = torch.device("cuda" if device != "cpu" and torch.cuda.is_available() else "cpu")
     if dev.type == "cuda":
         torch.cuda.set_device(0)
@@ -50,13 +54,19 @@ def make_trainer(args: list[str], device: str = "auto") -> Trainer:
     return Trainer(cfg, DistContext(device=dev))
 
 
-def throughput(trainer: Trainer, steps: int, warmup: int) -> tuple[float, float]:
-    """(images/s, last loss) of the trainer's own train_step on its synthetic batches."""
+def _device_batches(trainer: Trainer) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """The first epoch's batches of the trainer's data, on its device, in its memory format."""
     batches = []
     for x, y in trainer.data.batches(0, 0):
         if trainer.recipe.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         batches.append((x, y))
+    return batches
+
+
+def throughput(trainer: Trainer, steps: int, warmup: int) -> tuple[float, float]:
+    """(images/s, last loss) of the trainer's own train_step on its synthetic batches."""
+    batches = _device_batches(trainer)
     loss = torch.zeros(())
     for i in range(warmup):
         loss = trainer.train_step(*batches[i % len(batches)])
@@ -67,6 +77,167 @@ def throughput(trainer: Trainer, steps: int, warmup: int) -> tuple[float, float]
     sync(trainer.device)
     dt = time.perf_counter() - t0
     return steps * batches[0][0].shape[0] / dt, float(loss)
+
+
+def bare_loop(trainer: Trainer, steps: int, warmup: int) -> float:
+    """Images/s of a plain PyTorch training loop, the yardstick for the trainer's own loop.
+
+    Same model class, batch, precision (autocast, GradScaler for fp16), memory format and
+    optimizer as ``trainer``, on batches already on the device; none of the trainer's
+    machinery: no data position, LR schedule, stop check, logging or checkpoints.
+    """
+    cfg, dev, recipe, data = trainer.cfg, trainer.device, trainer.recipe, trainer.data
+    torch.manual_seed(cfg.seed)
+    mf = torch.channels_last if recipe.channels_last else torch.contiguous_format
+    model = build_model(cfg.model, data.channels, data.image_size, data.num_classes)
+    model = model.to(dev, memory_format=mf)  # type: ignore[call-overload]
+    opt: torch.optim.Optimizer
+    if cfg.optimizer == "adamw":
+        fused = dev.type == "cuda" or None
+        opt = torch.optim.AdamW(
+            model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay, fused=fused
+        )
+    else:
+        opt = torch.optim.SGD(
+            model.parameters(), lr=cfg.lr, momentum=0.9, weight_decay=cfg.weight_decay
+        )
+    scaler = torch.amp.GradScaler(dev.type, enabled=recipe.precision == "fp16")
+    amp = recipe.amp_dtype
+    batches = _device_batches(trainer)
+
+    def one_step(x: torch.Tensor, y: torch.Tensor) -> None:
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(dev.type, dtype=amp or torch.float32, enabled=amp is not None):
+            loss = functional.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+
+    for i in range(warmup):
+        one_step(*batches[i % len(batches)])
+    sync(dev)
+    t0 = time.perf_counter()
+    for i in range(steps):
+        one_step(*batches[i % len(batches)])
+    sync(dev)
+    return steps * batches[0][0].shape[0] / (time.perf_counter() - t0)
+
+
+@dataclass
+class LoopResult:
+    """The trainer's own loop (``Trainer.fit``) between two steps."""
+
+    images_per_s: float
+    step_s: float
+    checkpoints: int  # periodic checkpoints started inside the timed window
+
+
+def trainer_loop(
+    args: list[str], device: str, steps: int, warmup: int, tensorboard: bool = True
+) -> LoopResult:
+    """Time ``Trainer.fit`` from the end of step ``warmup`` to the end of step ``warmup+steps``.
+
+    Everything the loop does per step is inside the window: data position, the stop check,
+    logging (TensorBoard too, as by default) and the checkpoints that fall due. The window ends
+    only when a background checkpoint write still in flight has finished, so the cost of
+    asynchronous saving is counted in full. The final checkpoint and weights come after it.
+    """
+    end = warmup + steps
+    tr = make_trainer([*args, f"--max-steps={end}", "--no-resume"], device, tensorboard)
+    marks: dict[int, float] = {}
+    started: list[int] = []
+    save = tr.checkpoint
+
+    def counting_checkpoint(reason: str, sync: bool) -> float:
+        started.append(tr.step)
+        return save(reason, sync)
+
+    def hook(t: Trainer, step: int) -> None:
+        if step in (warmup, end):
+            if step == end and t.async_ckpt is not None:
+                t.async_ckpt.wait()
+            sync(t.device)
+            marks[step] = time.perf_counter()
+
+    tr.checkpoint = counting_checkpoint  # type: ignore[method-assign]
+    tr.hook = hook
+    code = tr.fit()
+    if code != 0 or set(marks) != {warmup, end}:
+        raise RuntimeError(f"trainer loop ended with {code} at step {tr.step}")
+    dt = marks[end] - marks[warmup]
+    inside = [s for s in started if warmup <= s < end]
+    images = steps * tr.cfg.batch_size * tr.ctx.world
+    return LoopResult(images / dt, dt / steps, len(inside))
+
+
+@dataclass
+class LoopComparison:
+    """The trainer's loop against the bare loop, rounds interleaved (the median of each)."""
+
+    bare_images_per_s: float
+    trainer_images_per_s: float
+    ratio: float  # median of the per-round ratios trainer / bare
+    ratios: list[float]
+
+
+def compare_loops(
+    args: list[str], device: str, steps: int, warmup: int, rounds: int
+) -> LoopComparison:
+    """Bare loop and trainer loop, alternating which goes first, ``rounds`` times each.
+
+    On a shared machine the speed drifts between runs; a ratio of two runs made back to back
+    is steadier than either figure.
+    """
+    bare: list[float] = []
+    loop: list[float] = []
+    for r in range(rounds):
+        for kind in ("bare", "trainer") if r % 2 == 0 else ("trainer", "bare"):
+            if kind == "bare":
+                bare.append(bare_loop(make_trainer(args, device), steps, warmup))
+            else:
+                loop.append(trainer_loop(args, device, steps, warmup).images_per_s)
+    ratios = [t / b for t, b in zip(loop, bare, strict=True)]
+    return LoopComparison(
+        statistics.median(bare), statistics.median(loop), statistics.median(ratios), ratios
+    )
+
+
+@dataclass
+class SaveOverhead:
+    """Step time of the trainer's loop without checkpoints, with async and with sync ones."""
+
+    every: int
+    step_s: dict[str, float]  # "none", "async", "sync": median over rounds
+    checkpoints: int  # checkpoints in the timed window (async and sync runs)
+
+    def overhead(self, mode: str) -> float:
+        """Extra step time, as a fraction of the step time without checkpoints."""
+        return self.step_s[mode] / self.step_s["none"] - 1.0
+
+    def per_checkpoint_s(self, mode: str, steps: int) -> float:
+        """Seconds each checkpoint added to the loop."""
+        return (self.step_s[mode] - self.step_s["none"]) * steps / max(self.checkpoints, 1)
+
+
+def save_overhead(
+    args: list[str], device: str, steps: int, warmup: int, every: int, rounds: int
+) -> SaveOverhead:
+    """The loop with no checkpoints, async ones every ``every`` steps and sync ones, interleaved."""
+    modes = {
+        "none": [],
+        "async": [f"--checkpoint-every-steps={every}", "--async-checkpoint"],
+        "sync": [f"--checkpoint-every-steps={every}"],
+    }
+    times: dict[str, list[float]] = {m: [] for m in modes}
+    count = 0
+    for r in range(rounds):
+        order = list(modes) if r % 2 == 0 else list(reversed(modes))
+        for mode in order:
+            res = trainer_loop([*args, *modes[mode]], device, steps, warmup, tensorboard=False)
+            times[mode].append(res.step_s)
+            if mode != "none":
+                count = res.checkpoints
+    return SaveOverhead(every, {m: statistics.median(v) for m, v in times.items()}, count)
 
 
 def env_for_subprocess() -> dict[str, str]:

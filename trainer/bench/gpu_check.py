@@ -26,8 +26,10 @@ import torch
 from trainer import exit_codes
 from trainer.bench.common import (
     REPO,
+    compare_loops,
     env_for_subprocess,
     make_trainer,
+    save_overhead,
     scratch,
     sigterm_run,
     sync,
@@ -41,17 +43,23 @@ CPU = os.environ.get("GPU_CHECK_CPU", "") not in ("", "0")
 # Reference: one H200, PyTorch 2.11, ResNet-50 batch 256 (shared/reference/gpu-anchor-h200.md)
 REFERENCE = {"fp32": 1064, "tf32": 2215, "fp16": 2973, "bf16": 2447, "bf16+channels_last": 4702}
 GRACE_PERIOD_S = 120.0
+#: the TrainingJob's and the image's default: --checkpoint-every-seconds=600 --async-checkpoint
+DEFAULT_INTERVAL_S = 600.0
 
 if CPU:
     DEV = "cpu"
+    # one thread: on a shared machine, OpenMP threads spinning for a busy core slow it many-fold
+    torch.set_num_threads(1)
     # resnet18 keeps the rehearsal within the time limit on a 2-core machine
     R50 = ["--model=resnet18", "--image-size=32", "--num-classes=10"]
     BENCH = dict(batch=8, samples=16, warmup=1, steps=2)
+    LOOP = dict(steps=4, warmup=1, rounds=2, every=2)
     SIG = dict(batch=4, samples=8, every=2, after=3)
 else:
     DEV = "cuda"
     R50 = ["--model=resnet50"]
     BENCH = dict(batch=256, samples=512, warmup=5, steps=15)
+    LOOP = dict(steps=30, warmup=5, rounds=2, every=10)
     SIG = dict(batch=128, samples=256, every=10, after=15)
 
 results: dict[str, Any] = {"mode": "cpu-rehearsal" if CPU else "gpu", "checks": []}
@@ -147,6 +155,65 @@ def throughputs() -> None:
             figures["bf16+channels_last"] >= max(figures.values()) * 0.98,
             json.dumps({k: round(v) for k, v in figures.items()}),
         )
+
+
+def trainer_vs_bare_loop() -> None:
+    """The trainer's own loop (default recipe, default checkpointing) against a bare loop."""
+    args = [
+        *R50,
+        f"--batch-size={BENCH['batch']}",
+        f"--synthetic-samples={BENCH['samples']}",
+        f"--device={DEV}",
+    ]
+    default_ckpt = [f"--checkpoint-every-seconds={DEFAULT_INTERVAL_S:g}", "--async-checkpoint"]
+    steps, warmup = LOOP["steps"], LOOP["warmup"]
+    c = compare_loops([*args, *default_ckpt], DEV, steps, warmup, LOOP["rounds"])
+    free()
+    o = save_overhead(args, DEV, steps, warmup, every=LOOP["every"], rounds=1)
+    free()
+    per_async = o.per_checkpoint_s("async", steps)
+    at_default = max(per_async, 0.0) / DEFAULT_INTERVAL_S  # share of the time at 600 s
+    results["loop"] = dict(
+        bare_images_per_s=c.bare_images_per_s,
+        trainer_images_per_s=c.trainer_images_per_s,
+        ratio=c.ratio,
+        ratios=c.ratios,
+        step_s=o.step_s,
+        every=o.every,
+        checkpoints=o.checkpoints,
+        async_per_checkpoint_s=per_async,
+        sync_per_checkpoint_s=o.per_checkpoint_s("sync", steps),
+        async_share_at_default_interval=at_default,
+    )
+    name = f"{R50[0][8:]} b{BENCH['batch']} default recipe"
+    rows.append((f"{name}: bare loop images/s", f"{c.bare_images_per_s:,.0f}", ""))
+    rows.append((f"{name}: trainer loop images/s", f"{c.trainer_images_per_s:,.0f}", ""))
+    rows.append(("trainer / bare loop", f"{c.ratio:.3f}", "target >= 0.95"))
+    for mode in ("async", "sync"):
+        rows.append(
+            (
+                f"{mode} checkpoint every {o.every} steps",
+                f"{o.overhead(mode):+.1%}",
+                f"step time; {o.per_checkpoint_s(mode, steps):.3f} s per checkpoint",
+            )
+        )
+    rows.append(
+        (
+            f"async checkpoint every {DEFAULT_INTERVAL_S:g} s",
+            f"{at_default:.3%}",
+            "of the time (target < 2%)",
+        )
+    )
+    detail = f"{c.ratio:.3f} (rounds {', '.join(f'{r:.3f}' for r in c.ratios)})"
+    if CPU:  # a shared CPU is too noisy for a threshold; the rehearsal only runs the code
+        check("trainer/bare loop ratio measured", c.ratio > 0, detail)
+        return
+    check("trainer loop >= 95% of the bare loop", c.ratio >= 0.95, detail)
+    check(
+        "async checkpoint at the default interval < 2% of the time",
+        at_default < 0.02,
+        f"{per_async:.3f} s per checkpoint every {DEFAULT_INTERVAL_S:g} s",
+    )
 
 
 def checkpoint_costs() -> None:
@@ -311,6 +378,7 @@ def main() -> int:
     step("environment", environment)
     step("default recipe", default_recipe)
     step("ResNet-50 throughput", throughputs)
+    step("trainer loop vs bare loop, checkpoint overhead", trainer_vs_bare_loop)
     step("checkpoint save/load and async blocking", checkpoint_costs)
     step("SIGTERM mid-run, emergency checkpoint, resume", sigterm_and_resume)
     step("DDP", ddp)
