@@ -14,8 +14,8 @@ import pulumi_aws as aws
 import pulumi_random as random
 
 from components.settings.workstation import WorkstationSettings
+from components.workstation_access import jupyter_url, ssh_command
 from components.workstation_cloud_init import (
-    JUPYTER_PORT,
     TENSORBOARD_PREFIX,
     CloudInitArgs,
     render,
@@ -172,12 +172,8 @@ class GpuWorkstation(pulumi.ComponentResource):
         )
         self.instance_id = instance.id
         self.address = instance.public_dns if public else instance.private_ip
-        self.ssh_command = self.address.apply(lambda host: f"ssh {LOGIN_USER}@{host}")
-        self.jupyter_url = pulumi.Output.secret(
-            pulumi.Output.all(self.address, jupyter_token).apply(
-                lambda p: f"http://{p[0]}:{JUPYTER_PORT}/lab?token={p[1]}"
-            )
-        )
+        self.ssh_command = ssh_command(self.address, LOGIN_USER)
+        self.jupyter_url = jupyter_url(self.address, jupyter_token)
         self.register_outputs(
             {
                 "instance_id": self.instance_id,

@@ -125,9 +125,7 @@ def _ram_policy(name: str, inputs: Mapping[str, Any], state: dict[str, Any], reg
     state["defaultVersion"] = "v1"
 
 
-def _ecs_instance(
-    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
-) -> None:
+def _ecs_instance(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     octets = bytes.fromhex(digest("ecs", name, length=8))
     state["privateIp"] = f"10.0.{octets[0]}.{octets[1] or 1}"
     has_public = int(inputs.get("internetMaxBandwidthOut") or 0) > 0

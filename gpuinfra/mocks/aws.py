@@ -75,9 +75,7 @@ def _launch_template(
     state["defaultVersion"] = 1
 
 
-def _ec2_instance(
-    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
-) -> None:
+def _ec2_instance(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     octets = bytes.fromhex(digest("instance", name, length=8))
     state["privateIp"] = f"10.0.{octets[0]}.{octets[1] or 1}"
     if inputs.get("associatePublicIpAddress"):

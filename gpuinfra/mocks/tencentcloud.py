@@ -147,13 +147,13 @@ def _prefixed(prefix: str) -> ResourceHandler:
     return handler
 
 
-def _cvm_instance(
-    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
-) -> None:
+def _cvm_instance(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     state["id"] = _short_id("ins", "ins", name)
     octets = bytes.fromhex(digest("cvm", name, length=8))
     state["privateIp"] = f"10.0.{octets[0]}.{octets[1] or 1}"
-    state["publicIp"] = f"198.51.{octets[2]}.{octets[3] or 1}" if inputs.get("allocatePublicIp") else ""
+    state["publicIp"] = (
+        f"198.51.{octets[2]}.{octets[3] or 1}" if inputs.get("allocatePublicIp") else ""
+    )
     state["instanceStatus"] = "RUNNING"
 
 
