@@ -30,7 +30,7 @@ SERVICES = ("gpuinfra-gpu-check", "gpuinfra-jupyter", "gpuinfra-tensorboard")
 @dataclass(frozen=True)
 class CloudInitArgs:
     user: str
-    """Login user of the image (runs Jupyter and TensorBoard; gets the SSH key)."""
+    """Login user of the image (gets the SSH key; runs the services unless `service_user`)."""
     ssh_public_key: str
     tensorboard_logdir: str
     """What TensorBoard's --logdir reads: `s3://<bucket>/tb/`, or a local folder a sync
@@ -47,6 +47,13 @@ class CloudInitArgs:
     `tensorboard_logdir` (clouds where TensorBoard cannot read the bucket itself)."""
     setup: Sequence[str] = ()
     """Commands run before the services start (e.g. install the bucket CLI, mount a disk)."""
+    service_user: str = ""
+    """Created to run Jupyter, TensorBoard and the sync: required where the image's login
+    user is root, since a Jupyter terminal is a shell as whoever runs Jupyter."""
+
+    @property
+    def runs_services(self) -> str:
+        return self.service_user or self.user
 
 
 def _unit(description: str, exec_start: str, user: str, extra: Sequence[str] = ()) -> str:
@@ -72,20 +79,23 @@ def _unit(description: str, exec_start: str, user: str, extra: Sequence[str] = (
 
 def render(args: CloudInitArgs, jupyter_token: str) -> str:
     """The `#cloud-config` document (YAML). Holds the Jupyter token: pass it only as a secret."""
+    if args.runs_services == "root":
+        raise ValueError("the workstation's services must not run as root: set service_user")
+    svc = args.runs_services
     env_lines = [f"Environment={k}={v}" for k, v in sorted(args.environment.items())]
     jupyter = _unit(
         "JupyterLab on port 8888 (token login)",
         f"{VENV}/bin/jupyter lab --ip=0.0.0.0 --port={JUPYTER_PORT} --no-browser "
         f"--ServerApp.root_dir={shlex.quote(args.notebook_dir)} "
         "--IdentityProvider.token=${JUPYTER_TOKEN}",
-        args.user,
+        svc,
         [f"EnvironmentFile={TOKEN_FILE}", f"WorkingDirectory={args.notebook_dir}"],
     )
     tensorboard = _unit(
         "TensorBoard on port 6006 (the bucket's tb/ logs)",
         f"{VENV}/bin/tensorboard --logdir {shlex.quote(args.tensorboard_logdir)} "
         f"--host 0.0.0.0 --port {TENSORBOARD_PORT}",
-        args.user,
+        svc,
         env_lines,
     )
     gpu_check = "\n".join(
@@ -123,7 +133,7 @@ def render(args: CloudInitArgs, jupyter_token: str) -> str:
                     "Copy the bucket's tb/ logs for TensorBoard, every minute",
                     "/bin/sh -c "
                     + shlex.quote(f"while true; do {args.tensorboard_sync}; sleep 60; done"),
-                    args.user,
+                    svc,
                     env_lines,
                 ),
             }
@@ -132,11 +142,17 @@ def render(args: CloudInitArgs, jupyter_token: str) -> str:
     pip = " ".join(
         [f"jupyterlab=={JUPYTERLAB_VERSION}", f"tensorboard=={TENSORBOARD_VERSION}", *args.packages]
     )
+    create_user = (
+        [f"id -u {svc} >/dev/null 2>&1 || useradd --create-home --shell /bin/bash {svc}"]
+        if args.service_user
+        else []
+    )
     runcmd: list[str] = [
+        *create_user,
         *args.driver_install,
         *args.setup,
         f"mkdir -p {shlex.quote(args.notebook_dir)}",
-        f"chown {args.user}: {shlex.quote(args.notebook_dir)}",
+        f"chown {svc}: {shlex.quote(args.notebook_dir)}",
         f"python3 -m venv {VENV}",
         f"{VENV}/bin/pip install --quiet {pip}",
         "systemctl daemon-reload",
@@ -144,8 +160,8 @@ def render(args: CloudInitArgs, jupyter_token: str) -> str:
     ]
     if args.tensorboard_sync:
         runcmd.insert(
-            len(args.driver_install) + len(args.setup),
-            f"install -d -o {args.user} {shlex.quote(args.tensorboard_logdir)}",
+            len(create_user) + len(args.driver_install) + len(args.setup),
+            f"install -d -o {svc} {shlex.quote(args.tensorboard_logdir)}",
         )
     document = {
         # The image's default user (`user`) gets the key; no password logins.

@@ -34,6 +34,8 @@ datacenter driver (`ubuntu-drivers install --gpgpu`, Ubuntu Server docs "NVIDIA 
 installation")."""
 DRIVER_BRANCH = "550-server"
 LOGIN_USER = "root"
+SERVICE_USER = "gpuinfra"
+"""Runs JupyterLab and TensorBoard: never root, since a Jupyter terminal is a shell."""
 """Alibaba's Ubuntu images log in as root with the key pair."""
 OSSUTIL_INSTALL = "curl -fsSL https://gosspublic.alicdn.com/ossutil/install.sh | bash"
 """Alibaba's installer for ossutil 1.x (OSS docs, "Install ossutil")."""
@@ -112,9 +114,11 @@ class GpuWorkstation(pulumi.ComponentResource):
             return render(
                 CloudInitArgs(
                     user=LOGIN_USER,
+                    # Alibaba's Ubuntu images log in as root: the services get their own user.
+                    service_user=SERVICE_USER,
                     ssh_public_key=s.ssh_public_key,
                     tensorboard_logdir=TB_DIR,
-                    notebook_dir="/root/notebooks",
+                    notebook_dir=f"/home/{SERVICE_USER}/notebooks",
                     driver_install=[
                         "apt-get install -y ubuntu-drivers-common",
                         f"ubuntu-drivers install --gpgpu nvidia:{DRIVER_BRANCH}",

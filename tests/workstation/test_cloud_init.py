@@ -52,3 +52,31 @@ def test_user_data_is_cloud_config_with_both_services(
 @pytest.mark.parametrize("cloud", list(STACKS))
 def test_user_data_is_a_secret_input(ws_plans: dict[str, Plan], cloud: str) -> None:
     assert USER_DATA[cloud] in instance(ws_plans[cloud], cloud).secret_inputs
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_services_never_run_as_root(ws_plans: dict[str, Plan], cloud: str) -> None:
+    document = yaml.safe_load(instance(ws_plans[cloud], cloud).inputs[USER_DATA[cloud]])
+    users = {
+        line.removeprefix("User=")
+        for unit in _units(document).values()
+        for line in unit.splitlines()
+        if line.startswith("User=")
+    }
+    assert users and "root" not in users
+    if cloud == "alicloud":  # its images log in as root: a service user is created first
+        assert users == {"gpuinfra"}
+        assert document["runcmd"][0].endswith("useradd --create-home --shell /bin/bash gpuinfra")
+
+
+def test_render_refuses_root_services() -> None:
+    from components.workstation_cloud_init import CloudInitArgs, render
+
+    args = CloudInitArgs(
+        user="root", ssh_public_key="ssh-ed25519 AAAA", tensorboard_logdir="/tb", notebook_dir="/nb"
+    )
+    with pytest.raises(ValueError, match="root"):
+        render(args, "token")
+    assert "User=gpuinfra" in render(
+        CloudInitArgs(**{**args.__dict__, "service_user": "gpuinfra"}), "token"
+    )
