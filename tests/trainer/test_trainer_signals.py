@@ -70,7 +70,8 @@ def test_ddp_gloo_two_ranks_rank0_writes_one_checkpoint(tmp_path: Path) -> None:
     root = str(tmp_path / "run")
     # 64 samples over 2 ranks of batch 8: 4 steps per epoch
     args = tiny_args(root, "--synthetic-samples=64", "--log-every-steps=20", steps=5000)
-    cmd = [sys.executable, "-m", "trainer.launch", "--nproc-per-node=2", "-m", "trainer", *args]
+    launch = ["--standalone", "--nproc-per-node=2"]  # standalone: a free port, never 29500
+    cmd = [sys.executable, "-m", "trainer.launch", *launch, "-m", "trainer", *args]
     proc = _start(cmd)
     head = _wait_for(proc, "step 20/5000")
     proc.send_signal(signal.SIGTERM)  # to the launcher, as the kubelet does to PID 1
