@@ -11,10 +11,9 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_random as random
 
 from components.settings.workstation import WorkstationSettings
-from components.workstation_access import jupyter_url, ssh_command
+from components.workstation_access import WorkstationBase
 from components.workstation_cloud_init import (
     TENSORBOARD_PREFIX,
     CloudInitArgs,
@@ -49,14 +48,7 @@ class GpuWorkstationArgs:
     tags: Mapping[str, str]
 
 
-class GpuWorkstation(pulumi.ComponentResource):
-    address: pulumi.Output[str]
-    """Public DNS name (public subnet) or private IP."""
-    ssh_command: pulumi.Output[str]
-    jupyter_url: pulumi.Output[str]
-    """Holds the token: a secret."""
-    instance_id: pulumi.Output[str]
-
+class GpuWorkstation(WorkstationBase):
     def __init__(
         self, name: str, args: GpuWorkstationArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
@@ -68,8 +60,7 @@ class GpuWorkstation(pulumi.ComponentResource):
         ami = aws.ssm.get_parameter_output(
             name=DLAMI_PARAMETER, opts=pulumi.InvokeOutputOptions(parent=self)
         )
-        token = random.RandomPassword(f"{name}-jupyter-token", length=48, special=False, opts=child)
-        jupyter_token: pulumi.Output[str] = pulumi.Output.secret(token.result)
+        jupyter_token = self.new_jupyter_token(name)
 
         # Without an egress rule the instance could not install packages or reach S3.
         egress = aws.ec2.SecurityGroup(
@@ -170,15 +161,9 @@ class GpuWorkstation(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        self.instance_id = instance.id
-        self.address = instance.public_dns if public else instance.private_ip
-        self.ssh_command = ssh_command(self.address, LOGIN_USER)
-        self.jupyter_url = jupyter_url(self.address, jupyter_token)
-        self.register_outputs(
-            {
-                "instance_id": self.instance_id,
-                "address": self.address,
-                "ssh_command": self.ssh_command,
-                "jupyter_url": self.jupyter_url,
-            }
+        self.publish(
+            instance_id=instance.id,
+            address=instance.public_dns if public else instance.private_ip,
+            login_user=LOGIN_USER,
+            jupyter_token=jupyter_token,
         )

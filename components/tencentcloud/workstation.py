@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-import pulumi_random as random
 import tencentcloud_iac_pulumi as tencentcloud
 
 from components.settings.workstation import WorkstationSettings
-from components.workstation_access import jupyter_url, ssh_command
+from components.workstation_access import WorkstationBase
 from components.workstation_cloud_init import (
     TENSORBOARD_PREFIX,
     CloudInitArgs,
@@ -55,12 +54,7 @@ class GpuWorkstationArgs:
     tags: Mapping[str, str]
 
 
-class GpuWorkstation(pulumi.ComponentResource):
-    address: pulumi.Output[str]
-    ssh_command: pulumi.Output[str]
-    jupyter_url: pulumi.Output[str]
-    instance_id: pulumi.Output[str]
-
+class GpuWorkstation(WorkstationBase):
     def __init__(
         self, name: str, args: GpuWorkstationArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
@@ -74,8 +68,7 @@ class GpuWorkstation(pulumi.ComponentResource):
             instance_type=s.instance.instance_type,
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
-        token = random.RandomPassword(f"{name}-jupyter-token", length=48, special=False, opts=child)
-        jupyter_token: pulumi.Output[str] = pulumi.Output.secret(token.result)
+        jupyter_token = self.new_jupyter_token(name)
 
         # A Tencent security group without rules drops everything: one group lets traffic out.
         egress = tencentcloud.security.Group(
@@ -200,17 +193,11 @@ class GpuWorkstation(pulumi.ComponentResource):
             tags={**args.tags, "Name": f"{name}-workstation"},
             opts=child,
         )
-        self.instance_id = instance.id
-        self.address = instance.public_ip if public else instance.private_ip
-        self.ssh_command = ssh_command(self.address, LOGIN_USER)
-        self.jupyter_url = jupyter_url(self.address, jupyter_token)
-        self.register_outputs(
-            {
-                "instance_id": self.instance_id,
-                "address": self.address,
-                "ssh_command": self.ssh_command,
-                "jupyter_url": self.jupyter_url,
-            }
+        self.publish(
+            instance_id=instance.id,
+            address=instance.public_ip if public else instance.private_ip,
+            login_user=LOGIN_USER,
+            jupyter_token=jupyter_token,
         )
 
 
