@@ -13,8 +13,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 EXIT_OK, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 
 
@@ -30,7 +28,7 @@ def _load_base(path: Path, stack: str) -> dict[str, Any] | None:
 
 
 def _write_out(out: Path, doc: dict[str, Any], markdown_text: str, manifests: list[dict]) -> None:
-    from .manifests import file_name
+    from .manifests import file_name, manifest_yaml
 
     out.mkdir(parents=True, exist_ok=True)
     plan = {k: v for k, v in doc.items() if k not in ("cost", "policy", "diff")}
@@ -43,7 +41,7 @@ def _write_out(out: Path, doc: dict[str, Any], markdown_text: str, manifests: li
     folder = out / "manifests"
     folder.mkdir(exist_ok=True)
     for obj in manifests:
-        (folder / file_name(obj)).write_text(yaml.safe_dump(obj, sort_keys=False))
+        (folder / file_name(obj)).write_text(manifest_yaml(obj))
 
 
 def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:

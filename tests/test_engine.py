@@ -82,3 +82,11 @@ def test_exports_and_secrets() -> None:
     plan = _run(program)
     assert plan.outputs == {"plain": "a", "hidden": "b"}
     assert plan.secret_outputs == {"hidden"}
+
+
+def test_unmocked_ssm_parameter_fails_loudly() -> None:
+    def program() -> None:
+        aws.ssm.get_parameter_output(name="/my/own/parameter").value.apply(lambda _: None)
+
+    with pytest.raises(UnmockedCallError, match="/my/own/parameter"):
+        _run(program)

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import alicloud, aws, tencentcloud
 from . import random as random_mocks
-from .common import ACCOUNT_ID, CloudMocks, autoname, digest
+from .common import ACCOUNT_ID, CloudMocks, UnmockedCallError, autoname, digest
 
 __all__ = [
     "ACCOUNT_ID",
@@ -35,10 +35,6 @@ DEFAULT_REGION: dict[str, str] = {
     "tencentcloud": "ap-guangzhou",
 }
 """Region a provider package's mocks use when its `<package>:region` key is not set."""
-
-
-class UnmockedCallError(Exception):
-    """The program made a lookup the mock engine cannot answer: add it to gpuinfra/mocks/."""
 
 
 def resource_outputs(

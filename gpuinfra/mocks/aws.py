@@ -5,7 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .common import ACCOUNT_ID, FAKE_CA, CallHandler, CloudMocks, ResourceHandler, autoname, digest
+from .common import (
+    ACCOUNT_ID,
+    FAKE_CA,
+    CallHandler,
+    CloudMocks,
+    ResourceHandler,
+    UnmockedCallError,
+    autoname,
+    digest,
+)
 
 
 def aws_arn(service: str, region: str, resource: str) -> str:
@@ -183,7 +192,10 @@ def _ssm_parameter(args: Mapping[str, Any], region: str) -> dict[str, Any]:
     """Public SSM parameters the program reads (the Deep Learning AMI id of the workstation)."""
     name = str(args.get("name", ""))
     if not name.startswith("/aws/service/deeplearning/ami/"):
-        raise KeyError(f"no mocked SSM parameter {name}")
+        raise UnmockedCallError(
+            f"the offline engine has no answer for the SSM parameter {name}; add one in "
+            "gpuinfra/mocks/aws.py"
+        )
     return {
         "id": name,
         "name": name,

@@ -20,6 +20,10 @@ CallHandler = Callable[[Mapping[str, Any], str], dict[str, Any]]
 """(lookup args, region) -> result, with camelCase keys."""
 
 
+class UnmockedCallError(Exception):
+    """The program made a lookup the mock engine cannot answer: add it to gpuinfra/mocks/."""
+
+
 def digest(*parts: str, length: int = 8) -> str:
     return hashlib.sha256("::".join(parts).encode()).hexdigest()[:length]
 
