@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,14 +67,6 @@ class Plan:
             names = [r.name for r in self.of_type(type_)]
             raise LookupError(f"expected one {type_} named {name!r}, found {len(found)}: {names}")
         return found[0]
-
-    def children(self, parent: RecordedResource) -> list[RecordedResource]:
-        return [r for r in self.resources if r.parent == parent.urn]
-
-    def descendants(self, parent: RecordedResource) -> Iterator[RecordedResource]:
-        for child in self.children(parent):
-            yield child
-            yield from self.descendants(child)
 
 
 class _CloudMocks(pulumi.runtime.Mocks):
