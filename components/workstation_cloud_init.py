@@ -25,6 +25,23 @@ TENSORBOARD_VERSION = "2.20.0"
 """Pinned (PyPI tensorboard 2.20.0, 2025-07)."""
 TOKEN_FILE = "/etc/gpuinfra/jupyter.env"
 SERVICES = ("gpuinfra-gpu-check", "gpuinfra-jupyter", "gpuinfra-tensorboard")
+SYNC_STATE_DIR = "/var/lib/gpuinfra-sync"
+"""Working directory of the sync service, made by systemd (StateDirectory) and owned by the
+service user: the bucket CLIs write their logs and checkpoints next to where they run."""
+
+
+def ubuntu_driver_install(branch: str) -> list[str]:
+    """Ubuntu's packaged NVIDIA datacenter driver (Ubuntu Server docs, "NVIDIA drivers
+    installation"), skipped when the image already has a working driver."""
+    install = " && ".join(
+        [
+            "apt-get install -y ubuntu-drivers-common",
+            f"ubuntu-drivers install --gpgpu nvidia:{branch}",
+            f"apt-get install -y nvidia-utils-{branch}",
+            "modprobe nvidia",
+        ]
+    )
+    return [f"nvidia-smi -L >/dev/null 2>&1 || {{ {install}; }}"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,9 @@ class CloudInitArgs:
     service_user: str = ""
     """Created to run Jupyter, TensorBoard and the sync: required where the image's login
     user is root, since a Jupyter terminal is a shell as whoever runs Jupyter."""
+    files: Mapping[str, str] = field(default_factory=dict)
+    """Extra files (path: content), readable by all: no secrets (e.g. a bucket CLI config
+    that names the instance role)."""
 
     @property
     def runs_services(self) -> str:
@@ -134,11 +154,19 @@ def render(args: CloudInitArgs, jupyter_token: str) -> str:
                     "/bin/sh -c "
                     + shlex.quote(f"while true; do {args.tensorboard_sync}; sleep 60; done"),
                     svc,
-                    env_lines,
+                    [
+                        *env_lines,
+                        f"StateDirectory={SYNC_STATE_DIR.removeprefix('/var/lib/')}",
+                        f"WorkingDirectory={SYNC_STATE_DIR}",
+                    ],
                 ),
             }
         )
         units.append("gpuinfra-tb-sync")
+    files.extend(
+        {"path": path, "permissions": "0644", "content": content}
+        for path, content in sorted(args.files.items())
+    )
     pip = " ".join(
         [f"jupyterlab=={JUPYTERLAB_VERSION}", f"tensorboard=={TENSORBOARD_VERSION}", *args.packages]
     )

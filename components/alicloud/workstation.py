@@ -1,4 +1,4 @@
-"""GPU workstation on ECS: Ubuntu with the NVIDIA driver, Jupyter and TensorBoard.
+"""GPU workstation on ECS: Alibaba's Ubuntu image with the NVIDIA driver, Jupyter, TensorBoard.
 
 One instance behind the admin security group (22, 8888, 6006 from `adminCidrs` only), the
 metadata service in hardened mode (tokens required, like IMDSv2), an encrypted ESSD system
@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -20,25 +21,41 @@ from components.workstation_cloud_init import (
     TENSORBOARD_PREFIX,
     CloudInitArgs,
     render,
+    ubuntu_driver_install,
 )
 
+from . import oss_role_sync
 from .identity import bucket_access_policy
 from .storage import oss_endpoint
 
-IMAGE_NAME_REGEX = r"^ubuntu_22_04_x64"
-"""Alibaba's public (owners=system) Ubuntu 22.04 images are named `ubuntu_22_04_x64_20G_
-alibase_<date>.vhd`; the lookup also filters on the instance type, so only images that run on
-the GPU type match. They carry no NVIDIA driver: cloud-init installs Ubuntu's packaged
-datacenter driver (`ubuntu-drivers install --gpgpu`, Ubuntu Server docs "NVIDIA drivers
-installation")."""
+GPU_IMAGE_NAME_REGEX = r"^ubuntu_22_04_x64_\d+G_with_gpu_driver_and_cuda_alibase_"
+"""Alibaba's public (owners=system) Ubuntu 22.04 image with the NVIDIA driver and CUDA
+preinstalled, e.g. `ubuntu_22_04_x64_100G_with_gpu_driver_and_cuda_alibase_20260405.vhd`.
+Source: image names used on gn7i in cn-hangzhou and cn-shanghai by public Terraform modules
+and scripts (2025-12 to 2026-05); Alibaba's help pages do not list the 22.04 edition by name.
+Its system disk is 100 GiB, which the settings enforce. The lookup also filters on the instance
+type, so only images that run on the GPU type match."""
+PLAIN_IMAGE_NAME_REGEX = r"^ubuntu_22_04_x64_20G_alibase_"
+"""Fallback where a region lacks the GPU image: plain Ubuntu 22.04, whose driver cloud-init
+installs. Anchored on `_20G_alibase_` because `^ubuntu_22_04_x64` alone also matches the GPU
+image, and `most_recent` would then pick whichever of the two is newer."""
 DRIVER_BRANCH = "550-server"
+"""Only for the fallback image. Alibaba's console driver auto-install is a user-data script
+fetched through the metadata service's `source-address`; the hardened metadata mode used here
+needs a token for that, so Ubuntu's own packaged driver is the dependable route."""
 LOGIN_USER = "root"
+"""Alibaba's Ubuntu images log in as root with the key pair."""
 SERVICE_USER = "gpuinfra"
 """Runs JupyterLab and TensorBoard: never root, since a Jupyter terminal is a shell."""
-"""Alibaba's Ubuntu images log in as root with the key pair."""
 OSSUTIL_INSTALL = "curl -fsSL https://gosspublic.alicdn.com/ossutil/install.sh | bash"
-"""Alibaba's installer for ossutil 1.x (OSS docs, "Install ossutil")."""
+"""Alibaba's installer for ossutil 1.x (OSS docs, "Install ossutil"); `oss_role_sync` runs it."""
 TB_DIR = "/var/lib/gpuinfra/tb"
+OSS_SYNC_SCRIPT = "/usr/local/lib/gpuinfra/oss_role_sync.py"
+
+
+def oss_role_sync_source() -> str:
+    """The sync script as cloud-init writes it onto the workstation."""
+    return Path(oss_role_sync.__file__).read_text()
 
 
 @dataclass(frozen=True)
@@ -60,12 +77,16 @@ class GpuWorkstation(WorkstationBase):
         s = args.settings
         tags = {**args.tags, "Name": f"{name}-workstation"}
 
-        images = alicloud.ecs.get_images_output(
-            owners="system",
-            name_regex=IMAGE_NAME_REGEX,
-            instance_type=s.instance.instance_type,
-            most_recent=True,
-            opts=pulumi.InvokeOutputOptions(parent=self),
+        gpu_images, plain_images = (
+            alicloud.ecs.get_images_output(
+                owners="system",
+                name_regex=regex,
+                instance_type=s.instance.instance_type,
+                status="Available",
+                most_recent=True,
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            )
+            for regex in (GPU_IMAGE_NAME_REGEX, PLAIN_IMAGE_NAME_REGEX)
         )
         jupyter_token = self.new_jupyter_token(name)
 
@@ -112,17 +133,14 @@ class GpuWorkstation(WorkstationBase):
                     ssh_public_key=s.ssh_public_key,
                     tensorboard_logdir=TB_DIR,
                     notebook_dir=f"/home/{SERVICE_USER}/notebooks",
-                    driver_install=[
-                        "apt-get install -y ubuntu-drivers-common",
-                        f"ubuntu-drivers install --gpgpu nvidia:{DRIVER_BRANCH}",
-                        f"apt-get install -y nvidia-utils-{DRIVER_BRANCH}",
-                        "modprobe nvidia",
-                    ],
+                    # A no-op on the GPU image; installs the driver on the fallback image.
+                    driver_install=ubuntu_driver_install(DRIVER_BRANCH),
                     setup=[OSSUTIL_INSTALL],
-                    # The instance's RAM role, fetched from the metadata service by ossutil.
+                    files={OSS_SYNC_SCRIPT: oss_role_sync_source()},
+                    # As the instance's RAM role, through the hardened metadata mode.
                     tensorboard_sync=(
-                        f"ossutil sync oss://{bucket}/{TENSORBOARD_PREFIX} {TB_DIR}/ -f -u "
-                        f"--mode EcsRamRole --ecs-role-name {role_name} -e {endpoint}"
+                        f"python3 {OSS_SYNC_SCRIPT} --role {role_name} --endpoint {endpoint} "
+                        f"oss://{bucket}/{TENSORBOARD_PREFIX} {TB_DIR}/"
                     ),
                 ),
                 secret,
@@ -135,7 +153,9 @@ class GpuWorkstation(WorkstationBase):
         instance = alicloud.ecs.Instance(
             f"{name}-workstation",
             instance_name=f"{name}-workstation",
-            image_id=images.ids.apply(_first_image),
+            image_id=pulumi.Output.all(gpu_images.ids, plain_images.ids).apply(
+                lambda found: pick_image(found[0], found[1])
+            ),
             instance_type=s.instance.instance_type,
             vswitch_id=args.vswitch_id,
             security_groups=[args.admin_security_group_id],
@@ -165,10 +185,15 @@ class GpuWorkstation(WorkstationBase):
         )
 
 
-def _first_image(ids: list[str]) -> str:
-    if not ids:
-        raise ValueError(f"no public image matches {IMAGE_NAME_REGEX} for this instance type")
-    return ids[0]
+def pick_image(gpu_image_ids: list[str], plain_image_ids: list[str]) -> str:
+    """The newest GPU image, else the newest plain Ubuntu 22.04 (both lists newest first)."""
+    for ids in (gpu_image_ids, plain_image_ids):
+        if ids:
+            return ids[0]
+    raise ValueError(
+        f"no public image matches {GPU_IMAGE_NAME_REGEX} or {PLAIN_IMAGE_NAME_REGEX} for this "
+        "instance type in this region"
+    )
 
 
 def _ecs_trust_policy() -> str:

@@ -527,8 +527,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "integer",
         200,
         "workstation",
-        "Encrypted disk of the workstation in GB, 50 to 16384 (Tencent Cloud: an encrypted data "
-        "disk at /data next to a 50 GB system disk).",
+        "Encrypted disk of the workstation in GB, 50 to 16384 (Alibaba Cloud: at least 100, "
+        "the GPU image's size; Tencent Cloud: an encrypted data disk at /data next to a 50 GB "
+        "system disk).",
     ),
     _k(
         "workstationSshPublicKey",

@@ -23,6 +23,11 @@ SSH_KEY_TYPES = (
     "ecdsa-sha2-nistp521",
 )
 _SSH_KEY = re.compile(r"^(\S+) (\S+)( .*)?$")
+MIN_DISK_GB = 50
+CLOUD_MIN_DISK_GB: dict[str, tuple[int, str]] = {
+    "alicloud": (100, "Alibaba's Ubuntu 22.04 image with the GPU driver has a 100 GB system disk"),
+}
+"""Where a cloud's workstation image needs a larger disk than the generic minimum."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +73,13 @@ def parse_workstation(
     if not enabled:
         return None
 
-    if not 50 <= disk <= 16384:
-        r.problem("workstationRootDiskGb", disk, "must be between 50 and 16384 (GB)")
+    low, why = CLOUD_MIN_DISK_GB.get(cloud, (MIN_DISK_GB, ""))
+    if not low <= disk <= 16384:
+        r.problem(
+            "workstationRootDiskGb",
+            disk,
+            f"must be between {low} and 16384 (GB)" + (f" on {cloud}: {why}" if why else ""),
+        )
     if not key:
         r.problem(
             "workstationSshPublicKey",

@@ -15,30 +15,43 @@ from typing import Any
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+import yaml
 
 from components.settings.workstation import WorkstationSettings
 from components.workstation_access import WorkstationBase
 from components.workstation_cloud_init import (
+    SYNC_STATE_DIR,
     TENSORBOARD_PREFIX,
     CloudInitArgs,
     render,
+    ubuntu_driver_install,
 )
 
 from .identity import bucket_access_policy
 from .storage import cos_endpoint
 
 IMAGE_NAME_REGEX = r"^Ubuntu Server 22\.04"
-"""Tencent's public images are named e.g. `Ubuntu Server 22.04 LTS 64bit`; the lookup
-(`images.get_instance`, PUBLIC_IMAGE, filtered on the instance type) returns those that run on
-the GPU type. They carry no NVIDIA driver: cloud-init installs Ubuntu's packaged datacenter
-driver (`ubuntu-drivers install --gpgpu`)."""
+"""Tencent's public images are named e.g. `Ubuntu Server 22.04 LTS 64位`; the lookup
+(`images.get_instance`, PUBLIC_IMAGE, filtered on the instance type, newest first) returns
+those that run on the GPU type. No public Ubuntu image carries the Tesla driver (Tencent's
+public GRID-driver images are for vGPU types only; driver images in the Marketplace are old
+CentOS ones), and the console's "install the GPU driver in the background" has no API field
+(RunInstances' EnhancedService holds only security, monitor and automation agents; the
+provider's `tencentcloud_instance` has no driver argument). So cloud-init installs Ubuntu's
+packaged datacenter driver. Sources: Tencent docs 560/76423 (NVIDIA driver guide), CVM API
+2017-03-12 RunInstances, terraform-provider-tencentcloud v1.83.25 `instance` docs."""
 DRIVER_BRANCH = "550-server"
 LOGIN_USER = "ubuntu"
 SYSTEM_DISK_GB = 50
 DATA_DIR = "/data"
 TB_DIR = "/var/lib/gpuinfra/tb"
-COSCLI_VERSION = "v1.0.9"
-"""github.com/tencentyun/coscli release assets `coscli-<version>-linux-amd64`."""
+COSCLI_VERSION = "v1.0.6"
+"""Latest tencentyun/coscli release checked (util/const.go, tag of 2025-03-20); release assets
+are named `coscli-<version>-linux-amd64`."""
+COSCLI_CONFIG = "/etc/gpuinfra/cos.yaml"
+"""coscli takes the CVM role only from its config file (`cos.base.mode: CvmRole`,
+`cvmrolename`): its command line has no role flag, and `--init-skip` without a config file
+demands a SecretId (coscli cmd/root.go, util/client.go at v1.0.6)."""
 
 
 @dataclass(frozen=True)
@@ -124,8 +137,6 @@ class GpuWorkstation(WorkstationBase):
             opts=child,
         )
 
-        endpoint = cos_endpoint(args.region)
-
         def cloud_init(parts: list[str]) -> str:
             bucket, role_name, secret = parts
             return render(
@@ -134,12 +145,7 @@ class GpuWorkstation(WorkstationBase):
                     ssh_public_key=s.ssh_public_key,
                     tensorboard_logdir=TB_DIR,
                     notebook_dir=f"{DATA_DIR}/notebooks",
-                    driver_install=[
-                        "apt-get install -y ubuntu-drivers-common",
-                        f"ubuntu-drivers install --gpgpu nvidia:{DRIVER_BRANCH}",
-                        f"apt-get install -y nvidia-utils-{DRIVER_BRANCH}",
-                        "modprobe nvidia",
-                    ],
+                    driver_install=ubuntu_driver_install(DRIVER_BRANCH),
                     setup=[
                         # The encrypted data disk (the only one attached) becomes /data.
                         "DISK=$(lsblk -dpno NAME,TYPE | awk '$2==\"disk\"{print $1}' | tail -n1)"
@@ -150,11 +156,11 @@ class GpuWorkstation(WorkstationBase):
                         f"coscli/releases/download/{COSCLI_VERSION}/coscli-{COSCLI_VERSION}"
                         "-linux-amd64 && chmod 755 /usr/local/bin/coscli",
                     ],
+                    files={COSCLI_CONFIG: coscli_config(bucket, args.region, role_name)},
                     # The instance's CAM role, fetched from the metadata service by coscli.
                     tensorboard_sync=(
                         f"coscli sync cos://{bucket}/{TENSORBOARD_PREFIX} {TB_DIR}/ -r "
-                        f"--init-skip=true --mode CvmRole --cvm-role-name {role_name} "
-                        f"-e {endpoint.removeprefix('https://')}"
+                        f"-c {COSCLI_CONFIG} --log-path {SYNC_STATE_DIR}"
                     ),
                 ),
                 secret,
@@ -205,6 +211,33 @@ def _first_image(images: Sequence[Any]) -> str:
     if not images:
         raise ValueError(f"no public image matches {IMAGE_NAME_REGEX} for this instance type")
     return str(images[0].image_id)
+
+
+def coscli_config(bucket: str, region: str, role_name: str) -> str:
+    """coscli's config (its `cos:` key, util/types.go): the CVM role, and the bucket's region
+    and endpoint so no `-e` is needed. No keys: coscli fetches temporary ones for the role."""
+    return yaml.safe_dump(
+        {
+            "cos": {
+                "base": {
+                    "mode": "CvmRole",
+                    "cvmrolename": role_name,
+                    "protocol": "https",
+                    # Nothing to encrypt: the file holds no key.
+                    "disableencryption": "true",
+                },
+                "buckets": [
+                    {
+                        "name": bucket,
+                        "alias": bucket,
+                        "region": region,
+                        "endpoint": cos_endpoint(region).removeprefix("https://"),
+                    }
+                ],
+            }
+        },
+        sort_keys=False,
+    )
 
 
 def _cvm_trust_policy() -> str:

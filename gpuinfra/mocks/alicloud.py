@@ -7,6 +7,7 @@ RAM ARNs `acs:ram::<16-digit uid>:role/<name>`); values are hashes, never real r
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -236,29 +237,43 @@ def _cluster_credential(args: Mapping[str, Any], region: str) -> dict[str, Any]:
     }
 
 
+PUBLIC_IMAGES = (
+    # (name, system disk GiB), newest first as `most_recent` sorts them.
+    ("ubuntu_22_04_x64_20G_alibase_20260915.vhd", 20),
+    ("ubuntu_22_04_x64_100G_with_gpu_driver_and_cuda_alibase_20260520.vhd", 100),
+    ("ubuntu_22_04_x64_20G_alibase_20260610.vhd", 20),
+)
+"""Public (owners=system) images the mock region holds, named as Alibaba names them."""
+
+
 def _images(args: Mapping[str, Any], region: str) -> dict[str, Any]:
-    """Public Ubuntu images as `ecs.get_images(owners="system", name_regex=...)` lists them."""
-    name = "ubuntu_22_04_x64_20G_alibase_20260915.vhd"
-    image_id = name.removesuffix(".vhd")
+    """`ecs.get_images`: the public images whose name matches `name_regex` (the provider uses
+    Go's regexp.MatchString, a search), newest first; only the newest with `most_recent`."""
+    pattern = re.compile(str(args.get("nameRegex") or ""))
+    found = [(n, size) for n, size in PUBLIC_IMAGES if pattern.search(n)]
+    if args.get("mostRecent"):
+        found = found[:1]
+    images = [
+        {
+            "id": name.removesuffix(".vhd"),
+            "imageId": name.removesuffix(".vhd"),
+            "name": name,
+            "osName": "Ubuntu  22.04 64位",
+            "osNameEn": "Ubuntu  22.04 64 bit",
+            "osType": "linux",
+            "platform": "Ubuntu",
+            "architecture": "x86_64",
+            "imageOwnerAlias": "system",
+            "status": "Available",
+            "size": size,
+        }
+        for name, size in found
+    ]
     return {
         "id": digest("images", str(args.get("nameRegex")), region),
-        "ids": [image_id],
-        "names": [name],
-        "images": [
-            {
-                "id": image_id,
-                "imageId": image_id,
-                "name": name,
-                "osName": "Ubuntu  22.04 64位",
-                "osNameEn": "Ubuntu  22.04 64 bit",
-                "osType": "linux",
-                "platform": "Ubuntu",
-                "architecture": "x86_64",
-                "imageOwnerAlias": "system",
-                "status": "Available",
-                "size": 20,
-            }
-        ],
+        "ids": [i["id"] for i in images],
+        "names": [i["name"] for i in images],
+        "images": images,
         "owners": args.get("owners"),
         "nameRegex": args.get("nameRegex"),
         "mostRecent": args.get("mostRecent"),

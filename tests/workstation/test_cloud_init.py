@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import subprocess
+from pathlib import Path
+
 import pytest
 import yaml
 
+from components.tencentcloud.workstation import COSCLI_CONFIG
+from components.workstation_cloud_init import SYNC_STATE_DIR, ubuntu_driver_install
 from gpuinfra.engine import Plan
 
 from .conftest import STACKS, USER_DATA, instance, token
@@ -80,3 +86,74 @@ def test_render_refuses_root_services() -> None:
     assert "User=gpuinfra" in render(
         CloudInitArgs(**{**args.__dict__, "service_user": "gpuinfra"}), "token"
     )
+
+
+@pytest.mark.parametrize("has_driver", [True, False])
+def test_driver_install_runs_only_without_a_working_driver(
+    tmp_path: Path, has_driver: bool
+) -> None:
+    """The guarded command, run by sh against stub tools: a no-op on a GPU image."""
+    log = tmp_path / "calls"
+    for tool, status in [
+        ("nvidia-smi", 0 if has_driver else 1),
+        ("apt-get", 0),
+        ("ubuntu-drivers", 0),
+        ("modprobe", 0),
+    ]:
+        stub = tmp_path / tool
+        stub.write_text(f'#!/bin/sh\necho "{tool} $*" >> {log}\nexit {status}\n')
+        stub.chmod(0o755)
+    [command] = ubuntu_driver_install("550-server")
+    subprocess.run(["sh", "-ec", command], check=True, env={"PATH": f"{tmp_path}:/usr/bin:/bin"})
+    calls = log.read_text().splitlines()
+    if has_driver:
+        assert calls == ["nvidia-smi -L"]
+    else:
+        assert calls == [
+            "nvidia-smi -L",
+            "apt-get install -y ubuntu-drivers-common",
+            "ubuntu-drivers install --gpgpu nvidia:550-server",
+            "apt-get install -y nvidia-utils-550-server",
+            "modprobe nvidia",
+        ]
+
+
+@pytest.mark.parametrize("cloud", ["alicloud", "tencentcloud"])
+def test_driver_step_and_sync_state_dir(ws_plans: dict[str, Plan], cloud: str) -> None:
+    document = yaml.safe_load(instance(ws_plans[cloud], cloud).inputs[USER_DATA[cloud]])
+    assert ubuntu_driver_install("550-server")[0] in document["runcmd"]
+    sync = _units(document)["gpuinfra-tb-sync.service"]
+    assert f"StateDirectory={SYNC_STATE_DIR.removeprefix('/var/lib/')}" in sync
+    assert f"WorkingDirectory={SYNC_STATE_DIR}" in sync
+
+
+def test_coscli_reads_the_cvm_role_from_its_config(ws_plans: dict[str, Plan]) -> None:
+    """coscli has no role flag: mode and role name must be in the file its -c names."""
+    plan = ws_plans["tencentcloud"]
+    document = yaml.safe_load(instance(plan, "tencentcloud").inputs[USER_DATA["tencentcloud"]])
+    sync = _units(document)["gpuinfra-tb-sync.service"]
+    assert "--mode" not in sync and "--init-skip" not in sync
+    assert f"-c {COSCLI_CONFIG}" in sync
+    [config_file] = [f for f in document["write_files"] if f["path"] == COSCLI_CONFIG]
+    config = yaml.safe_load(config_file["content"])["cos"]
+    role = plan.one("tencentcloud:Cam/role:Role", "gpuinfra-tencentcloud-dev-workstation-role")
+    bucket = plan.one("tencentcloud:Cos/bucket:Bucket").inputs["bucket"]
+    assert config["base"]["mode"] == "CvmRole"
+    assert config["base"]["cvmrolename"] == role.inputs["name"]
+    assert not config["base"].get("secretid") and not config["base"].get("secretkey")
+    assert config["buckets"] == [
+        {
+            "name": bucket,
+            "alias": bucket,
+            "region": "ap-guangzhou",
+            "endpoint": "cos.ap-guangzhou.myqcloud.com",
+        }
+    ]
+    assert f"cos://{bucket}/tb/" in sync
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_user_data_fits_every_clouds_limit(ws_plans: dict[str, Plan], cloud: str) -> None:
+    """16 KB is the smallest limit of the three (EC2: raw; counted here after base64)."""
+    text = instance(ws_plans[cloud], cloud).inputs[USER_DATA[cloud]]
+    assert len(base64.b64encode(text.encode())) <= 16 * 1024

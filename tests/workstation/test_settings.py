@@ -6,8 +6,10 @@ import pytest
 
 from components.settings import SettingsError, parse_settings
 from components.settings.workstation import ssh_key_problem
+from tests.autoscaling.conftest import parse
+from tests.autoscaling.conftest import problems as stack_problems
 
-from .conftest import SSH_KEY
+from .conftest import ON, SSH_KEY
 
 BASE = {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge", "workstationEnabled": "true"}
 
@@ -56,3 +58,28 @@ def test_off_by_default_and_on() -> None:
     )
     assert on.workstation is not None and on.workstation.instance.gpu_model == "A10G"
     assert ssh_key_problem(SSH_KEY) is None
+
+
+def test_existing_cluster_refuses_every_workstation_key() -> None:
+    """`cloud: kubernetes` creates no VM, so a workstation key there is a mistake, not a no-op."""
+    found = stack_problems(
+        "k8s-dev",
+        {
+            "workstationEnabled": True,
+            "workstationSshPublicKey": SSH_KEY,
+            "workstationInstanceType": "g5.xlarge",
+        },
+    )
+    for key in ("workstationEnabled", "workstationSshPublicKey", "workstationInstanceType"):
+        assert "does not apply to cloud kubernetes" in found[f"gpuinfra:{key}"]
+
+
+def test_alicloud_needs_the_gpu_images_disk() -> None:
+    """Alibaba's GPU image has a 100 GB system disk; 80 is fine elsewhere."""
+    found = stack_problems("alicloud-dev", {**ON, "workstationRootDiskGb": 80})
+    assert list(found) == ["gpuinfra:workstationRootDiskGb"]
+    assert "between 100 and 16384" in found["gpuinfra:workstationRootDiskGb"]
+    assert "GPU driver" in found["gpuinfra:workstationRootDiskGb"]
+    for stack in ("dev", "tencentcloud-dev"):
+        workstation = parse(stack, {**ON, "workstationRootDiskGb": 80}).workstation
+        assert workstation is not None and workstation.root_disk_gb == 80

@@ -90,7 +90,17 @@ def test_alicloud_hardened_metadata_encrypted_disk_ram_role(ws_plans: dict[str, 
     assert i["roleName"] == role.inputs["roleName"]
     trust = json.loads(role.inputs["assumeRolePolicyDocument"])
     assert trust["Statement"][0]["Principal"]["Service"] == ["ecs.aliyuncs.com"]
-    assert i["imageId"].startswith("ubuntu_22_04")
+    # The public image with the driver preinstalled, not the plain one that is newer.
+    assert i["imageId"] == "ubuntu_22_04_x64_100G_with_gpu_driver_and_cuda_alibase_20260520"
+
+
+def test_alicloud_image_falls_back_to_plain_ubuntu() -> None:
+    from components.alicloud.workstation import pick_image
+
+    assert pick_image(["gpu-new", "gpu-old"], ["plain"]) == "gpu-new"
+    assert pick_image([], ["plain-new", "plain-old"]) == "plain-new"
+    with pytest.raises(ValueError, match="no public image matches"):
+        pick_image([], [])
 
 
 def test_tencentcloud_encrypted_disk_and_cam_role(ws_plans: dict[str, Plan]) -> None:
