@@ -15,9 +15,14 @@ All four driver branches appear among the drivers TKE's qGPU page lists for Volt
 Turing and Ampere cards (https://www.tencentcloud.com/document/product/457/59103).
 Checked 2026-11-30.
 
-The `name` strings TKE expects next to each version were not found in a public source;
-the names below are NVIDIA's package names and must be confirmed against
-`DescribeGPUInfo` (or the console's API Inspector) before a real `pulumi up`.
+The `name` next to each version is the installer's file name. TKE's own acceptance test of
+the Terraform provider creates a node pool with driver `NVIDIA-Linux-x86_64-470.182.03.run`,
+CUDA `cuda_11.4.3_470.82.01_linux.run` and cuDNN `cudnn-11.4-linux-x64-v8.2.4.15.tgz`
+(terraform-provider-tencentcloud, tencentcloud/services/tke/resource_tc_kubernetes_node_pool
+_test.go, commit f6970a9, 2026-08-21): NVIDIA's file names, the CUDA one carrying the driver
+its runfile bundles, not the node's. That row is verified as a whole. For cuDNN 8.3 and
+later NVIDIA ships `cudnn-linux-x86_64-<version>_cuda<major>-archive.tar.xz`; that TKE names
+those the same way is inferred from the verified row, not seen.
 """
 
 from __future__ import annotations
@@ -29,30 +34,52 @@ from dataclasses import dataclass
 class GpuDriverCombo:
     driver: str
     cuda: str
+    cuda_runfile_driver: str
+    """The driver NVIDIA bundles in the CUDA runfile; the runfile's name carries it."""
     cudnn: str
+    """Major.minor.patch, as TKE's `version` field takes it."""
+    cudnn_file: str
+    """NVIDIA's archive name, with the full four-part cuDNN version."""
 
     @property
     def driver_name(self) -> str:
-        return f"NVIDIA-Linux-x86_64-{self.driver}"
+        return f"NVIDIA-Linux-x86_64-{self.driver}.run"
 
     @property
     def cuda_name(self) -> str:
-        return f"cuda_{self.cuda}_{self.driver}_linux"
+        return f"cuda_{self.cuda}_{self.cuda_runfile_driver}_linux.run"
 
     @property
     def cudnn_name(self) -> str:
-        return f"cudnn-{self.cuda_major}-linux-x64-v{self.cudnn}"
-
-    @property
-    def cuda_major(self) -> str:
-        return self.cuda.split(".")[0]
+        return self.cudnn_file
 
 
+_CUDNN_8_2_4_CUDA_11_4 = "cudnn-11.4-linux-x64-v8.2.4.15.tgz"
 SUPPORTED: tuple[GpuDriverCombo, ...] = (
-    GpuDriverCombo(driver="470.82.01", cuda="11.4.3", cudnn="8.2.4"),
-    GpuDriverCombo(driver="515.65.01", cuda="11.7.1", cudnn="8.5.0"),
-    GpuDriverCombo(driver="525.85.12", cuda="12.0.1", cudnn="8.8.0"),
-    GpuDriverCombo(driver="535.54.03", cuda="12.2.0", cudnn="8.9.4"),
+    GpuDriverCombo("470.82.01", "11.4.3", "470.82.01", "8.2.4", _CUDNN_8_2_4_CUDA_11_4),
+    # The combination of the provider's acceptance test (see above).
+    GpuDriverCombo("470.182.03", "11.4.3", "470.82.01", "8.2.4", _CUDNN_8_2_4_CUDA_11_4),
+    GpuDriverCombo(
+        "515.65.01",
+        "11.7.1",
+        "515.65.01",
+        "8.5.0",
+        "cudnn-linux-x86_64-8.5.0.96_cuda11-archive.tar.xz",
+    ),
+    GpuDriverCombo(
+        "525.85.12",
+        "12.0.1",
+        "525.85.12",
+        "8.8.0",
+        "cudnn-linux-x86_64-8.8.0.121_cuda12-archive.tar.xz",
+    ),
+    GpuDriverCombo(
+        "535.54.03",
+        "12.2.0",
+        "535.54.03",
+        "8.9.4",
+        "cudnn-linux-x86_64-8.9.4.25_cuda12-archive.tar.xz",
+    ),
 )
 
 

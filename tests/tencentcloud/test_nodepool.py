@@ -73,3 +73,17 @@ def test_system_pool_on_demand_untainted(tc_plan: Plan) -> None:
     assert not system.get("taints")
     assert "gpuArgs" not in system["nodeConfig"]
     assert system["minSize"] >= 1
+
+
+def test_gpu_args_names_match_tkes_own_acceptance_test() -> None:
+    """The exact gpu_args of terraform-provider-tencentcloud's node-pool acceptance test."""
+    plan = build_tc(
+        {"gpuDriverVersion": "470.182.03", "gpuCudaVersion": "11.4.3", "gpuCudnnVersion": "8.2.4"}
+    )
+    gpu_args = pool(plan, "gpu").inputs["nodeConfig"]["gpuArgs"]
+    assert gpu_args["driver"] == {
+        "name": "NVIDIA-Linux-x86_64-470.182.03.run",
+        "version": "470.182.03",
+    }
+    assert gpu_args["cuda"] == {"name": "cuda_11.4.3_470.82.01_linux.run", "version": "11.4.3"}
+    assert gpu_args["cudnn"] == {"name": "cudnn-11.4-linux-x64-v8.2.4.15.tgz", "version": "8.2.4"}

@@ -16,7 +16,10 @@ from .rules import CloudRules
 TKE_VERSIONS: dict[str, str] = {"1.30": "1.30.0", "1.32": "1.32.2", "1.34": "1.34.1"}
 """Kubernetes minor -> the TKE cluster version to create. TKE releases only even minors
 (release notes, https://www.tencentcloud.com/document/product/457/9315, checked
-2026-11-30: 1.34.1-tke.1 is the newest on the international page)."""
+2026-11-30: 1.34.1-tke.1 is the newest on the international page). 1.30.0 and 1.34.1 are
+also the `cluster_version`s of terraform-provider-tencentcloud's TKE examples and acceptance
+test (commit f6970a9, 2026-08-21); 1.32.2 has no such second source: check it with the
+`tencentcloud_kubernetes_available_cluster_versions` data source before relying on it."""
 
 _APP_ID = re.compile(r"^\d{7,12}$")
 _COS_NAME = re.compile(r"^(?P<name>[a-z0-9]([a-z0-9-]*[a-z0-9])?)-(?P<appid>\d+)$")
