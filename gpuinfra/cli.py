@@ -49,6 +49,12 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _policy_config(args: argparse.Namespace) -> int:
+    from .policy_config import run
+
+    return run(Path(args.cwd), args.stack, Path(args.out) if args.out else None)
+
+
 def _schema(args: argparse.Namespace) -> int:
     from .schema_docs import check_or_write
 
@@ -96,6 +102,16 @@ def main(argv: list[str] | None = None) -> int:
     render.add_argument("--out", "-o", default="k8s", help="folder to write (default k8s/)")
     render.add_argument("--check", action="store_true", help="fail if the folder differs")
     render.set_defaults(func=_render)
+
+    policy_config = sub.add_parser(
+        "policy-config",
+        help="write the policy pack's config for a stack (its explicit opt-ins), for "
+        "`pulumi preview --policy-pack-config`",
+    )
+    policy_config.add_argument("--stack", "-s", default="dev", help="stack name")
+    policy_config.add_argument("--cwd", "-C", default=".", help="project directory")
+    policy_config.add_argument("--out", "-o", help="file to write (default: print it)")
+    policy_config.set_defaults(func=_policy_config)
 
     schema = sub.add_parser(
         "schema", help="check (or --write) Pulumi.yaml's config block and the README reference"

@@ -5,7 +5,8 @@
 the module under another name and check `policies()`.
 
 CrossGuard cannot see the stack's config, so explicit opt-ins reach the pack as policy
-config (`pulumi preview --policy-pack-config policy-config.json`), e.g.
+config (`pulumi preview --policy-pack-config policy-config.json`, the file
+`gpuinfra policy-config --stack <stack>` writes), e.g.
 `{"no-world-open-admin-ports": {"allowPublicAdminAccess": true}}`; the findings they accept
 are then reported by the advisory `<rule>-accepted` policy instead of the mandatory one.
 """

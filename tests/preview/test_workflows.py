@@ -48,3 +48,22 @@ def test_deploy_is_behind_an_environment() -> None:
     wf = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
     assert wf[True]["push"]["branches"] == ["main"]  # YAML 1.1 reads `on` as True
     assert wf["jobs"]["up"]["environment"] == "${{ matrix.stack }}"
+
+
+def test_every_policy_run_gets_the_stacks_opt_ins() -> None:
+    """The pack cannot read stack config: each pulumi/actions step with the pack is handed
+    the file `gpuinfra policy-config` writes for that stack, in an earlier step."""
+    seen = 0
+    for path in WORKFLOWS:
+        for job in yaml.safe_load(path.read_text())["jobs"].values():
+            steps = job.get("steps", [])
+            for i, step in enumerate(steps):
+                given = step.get("with", {})
+                if "pulumi/actions" not in step.get("uses", "") or "policyPacks" not in given:
+                    continue
+                seen += 1
+                config = given.get("policyPackConfigs")
+                assert config, f"{path.name}: policyPacks without policyPackConfigs"
+                earlier = "\n".join(str(s.get("run", "")) for s in steps[:i])
+                assert "gpuinfra policy-config" in earlier and f"--out {config}" in earlier
+    assert seen == 2  # preview (cloud job) and deploy
