@@ -3,7 +3,10 @@
 ACK runs the autoscaler for node pools whose `scaling_config` is enabled (the GPU pool is
 one, typed `gpu`); `cs.AutoscalingConfig` is the cluster's autoscaler settings (the
 "Configure auto scaling" API, alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/
-developer-reference/api-configure-auto-scaling), which installs or updates the component.
+developer-reference/api-configure-auto-scaling). The ACK guide "Enable node autoscaling"
+(2026-03-30) says a pool's auto scaling takes effect only once it is enabled for the cluster,
+which is what this resource does; the provider's own acceptance test applies it to a plain
+ACK Pro cluster with no autoscaler add-on listed, as here.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ class AckAutoscaler(pulumi.ComponentResource):
             scale_up_from_zero=True,
             scale_down_enabled=True,
             # An idle GPU node goes after `delay`, and not sooner than `delay` after a scale-up.
+            # Both get the same value on purpose: Alibaba's docs disagree on which of the two
+            # is ScaleDownUnneededTime and which ScaleDownDelayAfterAdd (the provider reads
+            # cool_down_duration back from ScaleDownUnneededTime; an API page of 2026-07 says
+            # the reverse).
             unneeded_duration=delay,
             cool_down_duration=delay,
             # kube-system pods must not pin an otherwise empty GPU node.

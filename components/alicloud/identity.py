@@ -102,6 +102,8 @@ def rrsa_trust_policy(
 
 def bucket_access_policy(bucket: str) -> str:
     """Read, write and list one bucket's objects; no bucket settings, no other bucket."""
+    # Bucket actions match the bucket's ARN, object actions `<bucket>/*` (RAM policy example
+    # "List and read resources in a bucket": acs:oss:*:*:<bucket>[/*]).
     return json.dumps(
         {
             "Version": "1",

@@ -85,8 +85,9 @@ class AlicloudNetwork(pulumi.ComponentResource):
             for i, cidr in enumerate(args.private_subnet_cidrs)
         ]
 
-        # Enhanced is the only NAT type Alibaba still sells; creating an internet NAT
-        # gateway adds the 0.0.0.0/0 route to it in the VPC's system route table.
+        # Enhanced is the only NAT type Alibaba still sells; creating an enhanced internet
+        # NAT gateway adds the 0.0.0.0/0 route to it in the VPC's route table itself
+        # (CreateNatGateway API reference, updated 2026-01-12), so no RouteEntry here.
         nat = alicloud.vpc.NatGateway(
             f"{name}-nat",
             nat_gateway_name=f"{name}-nat",

@@ -527,9 +527,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "integer",
         200,
         "workstation",
-        "Encrypted disk of the workstation in GB, 50 to 16384 (Alibaba Cloud: at least 100, "
-        "the GPU image's size; Tencent Cloud: an encrypted data disk at /data next to a 50 GB "
-        "system disk).",
+        "Encrypted disk of the workstation in GB, 50 to 16384 (Alibaba Cloud: 100 to 2048, "
+        "the system disk holding the GPU image; Tencent Cloud: an encrypted data disk at /data "
+        "next to a 50 GB system disk).",
     ),
     _k(
         "workstationSshPublicKey",

@@ -23,11 +23,16 @@ SSH_KEY_TYPES = (
     "ecdsa-sha2-nistp521",
 )
 _SSH_KEY = re.compile(r"^(\S+) (\S+)( .*)?$")
-MIN_DISK_GB = 50
-CLOUD_MIN_DISK_GB: dict[str, tuple[int, str]] = {
-    "alicloud": (100, "Alibaba's Ubuntu 22.04 image with the GPU driver has a 100 GB system disk"),
+DISK_GB = (50, 16384)
+CLOUD_DISK_GB: dict[str, tuple[int, int, str]] = {
+    "alicloud": (
+        100,
+        2048,
+        "the disk is the ECS system disk (at most 2048), and Alibaba's Ubuntu 22.04 image "
+        "with the GPU driver is 100",
+    ),
 }
-"""Where a cloud's workstation image needs a larger disk than the generic minimum."""
+"""Where a cloud's workstation disk has other bounds than the generic ones, and why."""
 
 
 @dataclass(frozen=True)
@@ -73,12 +78,12 @@ def parse_workstation(
     if not enabled:
         return None
 
-    low, why = CLOUD_MIN_DISK_GB.get(cloud, (MIN_DISK_GB, ""))
-    if not low <= disk <= 16384:
+    low, high, why = CLOUD_DISK_GB.get(cloud, (*DISK_GB, ""))
+    if not low <= disk <= high:
         r.problem(
             "workstationRootDiskGb",
             disk,
-            f"must be between {low} and 16384 (GB)" + (f" on {cloud}: {why}" if why else ""),
+            f"must be between {low} and {high} (GB)" + (f" on {cloud}: {why}" if why else ""),
         )
     if not key:
         r.problem(

@@ -74,12 +74,14 @@ def test_existing_cluster_refuses_every_workstation_key() -> None:
         assert "does not apply to cloud kubernetes" in found[f"gpuinfra:{key}"]
 
 
-def test_alicloud_needs_the_gpu_images_disk() -> None:
-    """Alibaba's GPU image has a 100 GB system disk; 80 is fine elsewhere."""
-    found = stack_problems("alicloud-dev", {**ON, "workstationRootDiskGb": 80})
+@pytest.mark.parametrize("disk", [80, 4096])
+def test_alicloud_bounds_the_system_disk(disk: int) -> None:
+    """On Alibaba the disk is the system disk (at most 2048) holding the 100 GB GPU image;
+    both sizes are fine elsewhere."""
+    found = stack_problems("alicloud-dev", {**ON, "workstationRootDiskGb": disk})
     assert list(found) == ["gpuinfra:workstationRootDiskGb"]
-    assert "between 100 and 16384" in found["gpuinfra:workstationRootDiskGb"]
+    assert "between 100 and 2048" in found["gpuinfra:workstationRootDiskGb"]
     assert "GPU driver" in found["gpuinfra:workstationRootDiskGb"]
     for stack in ("dev", "tencentcloud-dev"):
-        workstation = parse(stack, {**ON, "workstationRootDiskGb": 80}).workstation
-        assert workstation is not None and workstation.root_disk_gb == 80
+        workstation = parse(stack, {**ON, "workstationRootDiskGb": disk}).workstation
+        assert workstation is not None and workstation.root_disk_gb == disk

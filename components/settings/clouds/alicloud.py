@@ -32,7 +32,8 @@ SERVICE_CIDR = "172.21.0.0/20"
 """Kubernetes Service network; must not overlap the VPC or the pod network."""
 
 MAX_SYSTEM_DISK_GB = 2048
-"""ECS system disks (ESSD) take 20 to 2048 GiB (ECS "Block storage limits")."""
+"""ECS system disks (ESSD PL1, the provider's default level) take 20 to 2048 GiB (ECS
+RunInstances, `SystemDisk.Size`)."""
 SLS_MAX_TTL_DAYS = 3650
 """ACK sends control-plane logs to Simple Log Service, whose log stores keep 1 to 3650 days."""
 
