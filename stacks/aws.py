@@ -44,6 +44,7 @@ def build(settings: Settings) -> ClusterHandle:
             public_subnet_cidrs=settings.network.public_subnet_cidrs,
             private_subnet_cidrs=settings.network.private_subnet_cidrs,
             nat_gateways=settings.network.nat_gateways,
+            region=settings.region,
             tags=tags("network"),
         ),
     )

@@ -130,6 +130,7 @@ _ID_PREFIX = {
     "aws:ec2/eip:Eip": "eipalloc",
     "aws:ec2/routeTable:RouteTable": "rtb",
     "aws:ec2/routeTableAssociation:RouteTableAssociation": "rtbassoc",
+    "aws:ec2/vpcEndpoint:VpcEndpoint": "vpce",
     "aws:ec2/securityGroup:SecurityGroup": "sg",
     "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup": "sg",
     "aws:ec2/launchTemplate:LaunchTemplate": "lt",

@@ -1,4 +1,5 @@
-"""AwsNetwork: subnets in distinct zones, private nodes behind NAT, one or per-zone NAT."""
+"""AwsNetwork: subnets in distinct zones, private nodes behind NAT, one or per-zone NAT, S3
+through a gateway endpoint."""
 
 from __future__ import annotations
 
@@ -54,3 +55,15 @@ def test_prod_has_a_nat_gateway_per_zone(prod_plan: Plan) -> None:
 def test_default_security_group_is_emptied(dev_plan: Plan) -> None:
     group = dev_plan.one("aws:ec2/defaultSecurityGroup:DefaultSecurityGroup")
     assert not group.inputs.get("ingress") and not group.inputs.get("egress")
+
+
+def test_s3_bypasses_nat_through_a_gateway_endpoint(dev_plan: Plan, prod_plan: Plan) -> None:
+    """Every private route table, and only those, routes S3 to the free gateway endpoint."""
+    for plan in (dev_plan, prod_plan):
+        endpoint = plan.one("aws:ec2/vpcEndpoint:VpcEndpoint").inputs
+        assert endpoint["serviceName"] == "com.amazonaws.us-east-1.s3"
+        assert endpoint["vpcEndpointType"] == "Gateway"
+        assert endpoint["vpcId"] == plan.one("aws:ec2/vpc:Vpc").id
+        private = {t.id for t in plan.of_type(ROUTE_TABLE) if "private" in t.name}
+        assert len(private) == len(_subnets(plan, "private"))
+        assert sorted(endpoint["routeTableIds"]) == sorted(private)
