@@ -144,7 +144,16 @@ class _Pool:
     disk_fee: Fee | None = None
 
 
-def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool) -> CostLine:
+@dataclass(frozen=True)
+class _NodePrice:
+    usd_per_hour: float | None
+    source: str
+    date: str
+    notes: list[str]
+
+
+def _node_price(view: StackView, a: Assumptions, pool: _Pool) -> _NodePrice:
+    """One node of the pool per hour: list price, times the spot factor for spot pools."""
     gpu = catalog.find(view.cloud, pool.instance_type)
     cpu_fee = fees.AWS_CPU_INSTANCES.get(pool.instance_type) if view.cloud == "aws" else None
     notes: list[str] = []
@@ -168,6 +177,13 @@ def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool)
     if node is not None and pool.disk_gb and pool.disk_fee and pool.disk_fee.usd_per_hour:
         node += pool.disk_gb * pool.disk_fee.usd_per_hour
         notes.append(f"incl. {pool.disk_gb} GB root volume per node")
+    return _NodePrice(node, source, date, notes)
+
+
+def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool) -> CostLine:
+    gpu = catalog.find(view.cloud, pool.instance_type)
+    price = _node_price(view, a, pool)
+    node, source, date, notes = price.usd_per_hour, price.source, price.date, list(price.notes)
     capacity = "spot" if pool.spot else "on-demand"
     size = f"{pool.min_nodes}/{pool.desired_nodes}/{pool.max_nodes}"
     if gpu is not None:
@@ -231,7 +247,7 @@ def _aws_cluster(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]
     return [CostLine(**{**asdict(line), "note": f"{why}. {fee.note}"})]
 
 
-def _aws_node_group(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+def _aws_pool(r: Resource, view: StackView) -> _Pool:
     scaling = r.inputs.get("scalingConfig") or {}
     types = r.inputs.get("instanceTypes") or ["t3.medium"]  # EKS's default when none is given
     template = view.by_id((r.inputs.get("launchTemplate") or {}).get("id"))
@@ -241,7 +257,7 @@ def _aws_node_group(r: Resource, view: StackView, a: Assumptions) -> list[CostLi
             disk = _int((mapping.get("ebs") or {}).get("volumeSize")) or None
     else:
         disk = _int(r.inputs.get("diskSize"), 20)  # EKS's default root volume
-    pool = _Pool(
+    return _Pool(
         instance_type=str(types[0]),
         spot=r.inputs.get("capacityType") == "SPOT",
         min_nodes=_int(scaling.get("minSize")),
@@ -250,7 +266,6 @@ def _aws_node_group(r: Resource, view: StackView, a: Assumptions) -> list[CostLi
         disk_gb=disk,
         disk_fee=fees.AWS_EBS_GP3,
     )
-    return [_pool_line(r, view, a, pool)]
 
 
 def _storage(fee: Fee) -> Extractor:
@@ -289,33 +304,70 @@ def _ack_cluster(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]
     return [_fixed(r, f"ACK cluster management ({spec})", basic)]
 
 
-def _ack_node_pool(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+def _ack_pool(r: Resource, view: StackView) -> _Pool:
     scaling = r.inputs.get("scalingConfig") or {}
     types = r.inputs.get("instanceTypes") or ["unknown"]
     desired = r.inputs.get("desiredSize", r.inputs.get("nodeCount"))
-    pool = _Pool(
+    return _Pool(
         instance_type=str(types[0]),
         spot=str(r.inputs.get("spotStrategy") or "NoSpot") != "NoSpot",
         min_nodes=_int(scaling.get("minSize"), _int(desired)),
         desired_nodes=_int(desired),
         max_nodes=_int(scaling.get("maxSize"), _int(desired)),
     )
-    return [_pool_line(r, view, a, pool)]
 
 
 # --- Tencent Cloud ---------------------------------------------------------------------------
 
 
-def _tke_node_pool(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+def _tke_pool(r: Resource, view: StackView) -> _Pool:
     config = r.inputs.get("autoScalingConfig") or {}
-    pool = _Pool(
+    return _Pool(
         instance_type=str(config.get("instanceType") or "unknown"),
         spot=config.get("instanceChargeType") == "SPOTPAID",
         min_nodes=_int(r.inputs.get("minSize")),
         desired_nodes=_int(r.inputs.get("desiredCapacity"), _int(r.inputs.get("minSize"))),
         max_nodes=_int(r.inputs.get("maxSize")),
     )
-    return [_pool_line(r, view, a, pool)]
+
+
+PoolReader = Callable[[Resource, StackView], _Pool]
+POOLS: dict[str, PoolReader] = {
+    "aws:eks/nodeGroup:NodeGroup": _aws_pool,
+    "alicloud:cs/nodePool:NodePool": _ack_pool,
+    "tencentcloud:Kubernetes/nodePool:NodePool": _tke_pool,
+}
+"""Node pool resource types, and how each cloud's reads as a `_Pool`."""
+
+
+def _pool(read: PoolReader) -> Extractor:
+    return lambda r, view, a: [_pool_line(r, view, a, read(r, view))]
+
+
+@dataclass(frozen=True)
+class GpuHourPrice:
+    """What one GPU of the stack's GPU pool costs per hour (its node's price / its GPUs)."""
+
+    instance_type: str
+    gpus_per_node: int
+    usd: float | None
+    note: str
+
+
+def gpu_hour_price(view: StackView, a: Assumptions) -> GpuHourPrice | None:
+    """None when the stack has no GPU pool (e.g. an existing cluster)."""
+    for resource in sorted(view.resources, key=lambda r: r.name):
+        read = POOLS.get(resource.type)
+        if read is None:
+            continue
+        pool = read(resource, view)
+        gpu = catalog.find(view.cloud, pool.instance_type)
+        if gpu is None:
+            continue
+        price = _node_price(view, a, pool)
+        usd = None if price.usd_per_hour is None else price.usd_per_hour / gpu.gpu_count
+        return GpuHourPrice(pool.instance_type, gpu.gpu_count, usd, "; ".join(price.notes))
+    return None
 
 
 # --- GPU workstation (one VM, any cloud) -----------------------------------------------------
@@ -363,17 +415,17 @@ EXTRACTORS: dict[str, Extractor] = {
         "instanceType", lambda i: i.get("instanceChargeType") == "SPOTPAID"
     ),
     "aws:eks/cluster:Cluster": _aws_cluster,
-    "aws:eks/nodeGroup:NodeGroup": _aws_node_group,
+    "aws:eks/nodeGroup:NodeGroup": _pool(_aws_pool),
     "aws:ec2/natGateway:NatGateway": _fee("NAT gateway", fees.AWS_NAT_GATEWAY),
     "aws:ec2/eip:Eip": _fee("public IPv4 address", fees.AWS_PUBLIC_IPV4),
     "aws:kms/key:Key": _fee("KMS key", fees.AWS_KMS_KEY),
     "aws:s3/bucket:Bucket": _storage(fees.AWS_S3_STANDARD),
     "alicloud:cs/managedKubernetes:ManagedKubernetes": _ack_cluster,
-    "alicloud:cs/nodePool:NodePool": _ack_node_pool,
+    "alicloud:cs/nodePool:NodePool": _pool(_ack_pool),
     "alicloud:vpc/natGateway:NatGateway": _fee("NAT gateway", fees.ALICLOUD_NAT_GATEWAY),
     "alicloud:oss/bucket:Bucket": _storage(fees.ALICLOUD_OSS_STANDARD),
     "tencentcloud:Kubernetes/cluster:Cluster": _fee("TKE cluster management", fees.TKE_MANAGEMENT),
-    "tencentcloud:Kubernetes/nodePool:NodePool": _tke_node_pool,
+    "tencentcloud:Kubernetes/nodePool:NodePool": _pool(_tke_pool),
     "tencentcloud:Nat/gateway:Gateway": _fee("NAT gateway", fees.TENCENT_NAT_GATEWAY),
     "tencentcloud:Cos/bucket:Bucket": _storage(fees.TENCENT_COS_STANDARD),
 }

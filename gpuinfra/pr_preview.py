@@ -54,6 +54,7 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
     from .manifests import manifests
     from .planview import from_json, from_plan
     from .policy_rules import evaluate, has_mandatory
+    from .preemption import exposures
     from .preview import preview_stack
     from .project import ProjectError
     from .render import plan_json, tree
@@ -66,7 +67,7 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
         except (OSError, ValueError) as error:
             print(f"error: cannot read plan {args.plan}: {error}", file=sys.stderr)
             return EXIT_INVALID, ""
-        doc = {k: v for k, v in doc.items() if k not in ("cost", "policy", "diff")}
+        doc = {k: v for k, v in doc.items() if k not in ("cost", "policy", "diff", "preemption")}
         view = from_json(doc)
     else:
         try:
@@ -77,8 +78,10 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
         view = from_plan(plan, cloud)
         doc = plan_json(plan, cloud)
     costs = estimate(view)
+    jobs = exposures(view, costs.assumptions)
     findings = evaluate(view)
     doc["cost"] = costs.to_json()
+    doc["preemption"] = [j.to_json() for j in jobs]
     doc["policy"] = {
         "findings": [asdict(f) for f in findings],
         "mandatory": sum(f.level == "mandatory" for f in findings),
@@ -89,7 +92,7 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
         base = _load_base(Path(args.diff), stack)
         d = diff_plans(base or {"resources": []}, doc)
         doc["diff"] = d
-    md = report.markdown(doc, costs, findings, d)
+    md = report.markdown(doc, costs, findings, d, jobs)
     if args.out:
         target = Path(args.out) / stack
         _write_out(target, doc, md, manifests(plan) if plan is not None else [])
@@ -103,7 +106,7 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
         if plan is not None
         else f"Plan file {args.plan}: {len(view.resources)} resources"
     )
-    parts = [head, "", report.text_summary(costs, findings)]
+    parts = [head, "", report.text_summary(costs, findings, jobs)]
     if d is not None:
         parts += ["", report.text_diff(d)]
     return code, "\n".join(parts)

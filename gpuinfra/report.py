@@ -1,4 +1,5 @@
-"""Cost, findings and diff as text: a terminal table, or Markdown for a PR comment."""
+"""Cost, preemption exposure, findings and diff as text: a terminal table, or Markdown for a
+PR comment."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from .cost import CostReport
 from .policy_rules import Finding
+from .preemption import JobExposure
 from .render import display_type
 
 
@@ -82,8 +84,56 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
-def text_summary(report: CostReport, findings: Sequence[Finding]) -> str:
+_PREEMPTION_HEADER = (
+    "training Job",
+    "GPUs",
+    "checkpoint every",
+    "hard kill: GPU-h redone, worst (mean)",
+    "hard kill: $ worst",
+    "drained (SIGTERM)",
+)
+PREEMPTION_NOTE = (
+    "Work redone after one spot preemption. Hard kill: the node vanishes without a drain, "
+    "and the Job redoes everything since its last periodic checkpoint. Drained: the trainer "
+    "writes an emergency checkpoint on SIGTERM and loses only the step in flight, if that "
+    "checkpoint fits in the grace period. The time a replacement node takes is not counted."
+)
+
+
+def _hours(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.2f}"
+
+
+def _preemption_rows(jobs: Sequence[JobExposure]) -> list[list[str]]:
+    rows = []
+    for j in jobs:
+        every = (
+            "not set" if j.checkpoint_every_seconds is None else f"{j.checkpoint_every_seconds:g} s"
+        )
+        rows.append(
+            [
+                j.job,
+                str(j.gpus),
+                every,
+                f"{_hours(j.lost_gpu_hours_worst)} ({_hours(j.lost_gpu_hours_mean)})",
+                usd(j.lost_usd_worst),
+                f"step in flight, if the checkpoint fits in {j.grace_seconds} s",
+            ]
+        )
+    return rows
+
+
+def text_summary(
+    report: CostReport, findings: Sequence[Finding], jobs: Sequence[JobExposure] = ()
+) -> str:
     parts = ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report), ""]
+    if jobs:
+        parts += [
+            "Preemption exposure:",
+            _table(_PREEMPTION_HEADER, _preemption_rows(jobs)),
+            PREEMPTION_NOTE,
+            "",
+        ]
     if findings:
         parts.append(f"Policy findings ({len(findings)}):")
         parts += [f"  [{f.level}] {f.rule}: {f.resource}: {f.message}" for f in findings]
@@ -124,8 +174,9 @@ def markdown(
     report: CostReport,
     findings: Sequence[Finding],
     d: Mapping[str, Any] | None = None,
+    jobs: Sequence[JobExposure] = (),
 ) -> str:
-    """A PR-comment summary of one stack: resources, diff, cost, findings."""
+    """A PR-comment summary of one stack: resources, diff, cost, preemption, findings."""
     mandatory = sum(f.level == "mandatory" for f in findings)
     status = "FAILED: mandatory policy findings" if mandatory else "no mandatory policy finding"
     resources = plan.get("resources") or []
@@ -165,7 +216,13 @@ def markdown(
     out += ["#### Cost estimate", "", "| " + " | ".join(_COST_HEADER) + " |"]
     out.append("|" + "---|" * len(_COST_HEADER))
     out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in _cost_rows(report)]
-    out += ["", f"_{_price_note(report)}_", "", "#### Policy findings", ""]
+    out += ["", f"_{_price_note(report)}_", ""]
+    if jobs:
+        out += ["#### Preemption exposure", "", "| " + " | ".join(_PREEMPTION_HEADER) + " |"]
+        out.append("|" + "---|" * len(_PREEMPTION_HEADER))
+        out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in _preemption_rows(jobs)]
+        out += ["", f"_{PREEMPTION_NOTE}_", ""]
+    out += ["#### Policy findings", ""]
     if not findings:
         out.append("None.")
     else:

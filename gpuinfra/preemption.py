@@ -1,0 +1,128 @@
+"""What one spot preemption costs each training Job: the work it has to redo.
+
+A preempted Job resumes from its newest complete checkpoint, so the loss is the work done
+since then, on every GPU of the Job (one lost node restarts the whole gang). Two cases:
+
+- drained: the pod gets SIGTERM and its grace period (a node drain, a spot notice acted on).
+  The reference trainer then writes an emergency checkpoint and exits 75, so only the step
+  in flight is lost, provided the checkpoint is written within the grace period.
+- hard kill: the node disappears without a drain. Everything since the last periodic
+  checkpoint is lost: up to `--checkpoint-every-seconds`, half of it on average.
+
+The time a replacement takes (a new node, the image pull, loading the checkpoint) comes on
+top and is not counted: nodes are not billed while they do not exist, and it depends on the
+cloud's capacity at that moment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .cost import Assumptions, gpu_hour_price
+from .planview import StackView
+
+JOB_TYPE = "kubernetes:batch/v1:Job"
+INTERVAL_FLAG = "--checkpoint-every-seconds"
+"""The reference trainer's periodic checkpoint interval (trainer/config.py)."""
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class JobExposure:
+    job: str
+    gpus: int
+    """Every GPU of every pod (nodes x GPUs per pod)."""
+    checkpoint_every_seconds: float | None
+    """None: the Job's arguments set no `--checkpoint-every-seconds`."""
+    grace_seconds: int
+    lost_gpu_hours_worst: float | None
+    lost_gpu_hours_mean: float | None
+    usd_per_gpu_hour: float | None
+    lost_usd_worst: float | None
+    note: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def checkpoint_interval(args: Sequence[str] | None) -> float | None:
+    """`--checkpoint-every-seconds` from a container's arguments (`=value` or a separate one)."""
+    if not args:
+        return None
+    found: float | None = None
+    for i, arg in enumerate(args):
+        value: str | None = None
+        if arg.startswith(INTERVAL_FLAG + "="):
+            value = arg.split("=", 1)[1]
+        elif arg == INTERVAL_FLAG and i + 1 < len(args):
+            value = args[i + 1]
+        if value is not None:
+            try:
+                found = float(value)  # the last one wins, as with argparse
+            except ValueError:
+                found = None
+    return found if found is not None and found > 0 else None
+
+
+def _gpus(pod: Mapping[str, Any]) -> int:
+    total = 0
+    for container in pod.get("containers") or []:
+        limits = (container.get("resources") or {}).get("limits") or {}
+        try:
+            total += int(limits.get(GPU_RESOURCE) or 0)
+        except (TypeError, ValueError):
+            continue
+    return total
+
+
+def _trainer_args(pod: Mapping[str, Any]) -> list[str]:
+    args: list[str] = []
+    for container in pod.get("containers") or []:
+        args += [str(a) for a in container.get("args") or []]
+        args += [str(a) for a in container.get("command") or []]
+    return args
+
+
+def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
+    """One entry per training Job of the plan, by name."""
+    price = gpu_hour_price(view, a)
+    found = []
+    for job in sorted(view.of_type(JOB_TYPE), key=lambda r: r.name):
+        spec = job.inputs.get("spec") or {}
+        pod = (spec.get("template") or {}).get("spec") or {}
+        pods = int(spec.get("parallelism") or 1)
+        gpus = _gpus(pod) * pods
+        interval = checkpoint_interval(_trainer_args(pod))
+        grace = int(pod.get("terminationGracePeriodSeconds") or 30)  # Kubernetes' default
+        notes = []
+        worst = mean = None
+        if interval is None:
+            notes.append(f"no {INTERVAL_FLAG} in the Job's arguments: a hard kill loses all work")
+        else:
+            worst = gpus * interval / 3600
+            mean = worst / 2
+            if "--async-checkpoint" in _trainer_args(pod):
+                notes.append("plus the seconds an async checkpoint takes to finish writing")
+        usd = price.usd if price is not None else None
+        if price is None:
+            notes.append("no GPU pool in this stack to price the GPUs")
+        elif price.usd is None:
+            notes.append(f"{price.instance_type} has no price in the catalog")
+        else:
+            notes.append(f"{price.instance_type}: {price.note}" if price.note else "")
+        found.append(
+            JobExposure(
+                job=job.name,
+                gpus=gpus,
+                checkpoint_every_seconds=interval,
+                grace_seconds=grace,
+                lost_gpu_hours_worst=worst,
+                lost_gpu_hours_mean=mean,
+                usd_per_gpu_hour=usd,
+                lost_usd_worst=None if worst is None or usd is None else worst * usd,
+                note="; ".join(n for n in notes if n),
+            )
+        )
+    return found
