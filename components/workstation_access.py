@@ -32,6 +32,17 @@ class WorkstationBase(pulumi.ComponentResource):
     """Holds the token: a secret."""
     instance_id: pulumi.Output[str]
 
+    def instance_options(self, *, image: str, user_data: str) -> pulumi.ResourceOptions:
+        """The VM keeps the image and user data it was created with.
+
+        The image comes from a "newest" lookup and the user data from this package's
+        cloud-init template, so both change without the user asking; either change would
+        replace (or, on EC2, stop and start) the workstation and its disk with the user's
+        notebooks, while cloud-init only ever runs at first boot. A new image or template
+        applies to a workstation made anew: `pulumi up --replace <its URN>`.
+        """
+        return pulumi.ResourceOptions(parent=self, ignore_changes=[image, user_data])
+
     def new_jupyter_token(self, name: str) -> pulumi.Output[str]:
         """Letters and digits only (it travels in a URL); a secret from the start."""
         token = random.RandomPassword(

@@ -175,7 +175,7 @@ class GpuWorkstation(WorkstationBase):
             user_data=user_data,
             tags=tags,
             volume_tags=tags,
-            opts=child,
+            opts=self.instance_options(image="imageId", user_data="userData"),
         )
         self.publish(
             instance_id=instance.id,

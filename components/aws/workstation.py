@@ -159,7 +159,7 @@ class GpuWorkstation(WorkstationBase):
             ),
             user_data=user_data,
             tags=tags,
-            opts=child,
+            opts=self.instance_options(image="ami", user_data="userData"),
         )
         self.publish(
             instance_id=instance.id,

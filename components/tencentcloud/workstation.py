@@ -197,7 +197,7 @@ class GpuWorkstation(WorkstationBase):
             internet_max_bandwidth_out=100 if public else 0,
             user_data_raw=user_data,
             tags={**args.tags, "Name": f"{name}-workstation"},
-            opts=child,
+            opts=self.instance_options(image="imageId", user_data="userDataRaw"),
         )
         self.publish(
             instance_id=instance.id,

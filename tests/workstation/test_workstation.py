@@ -11,7 +11,7 @@ from gpuinfra.engine import Plan
 from gpuinfra.policy_rules import evaluate, has_mandatory
 from tests.conftest import build
 
-from .conftest import INSTANCE, STACKS, build_ws, instance
+from .conftest import INSTANCE, STACKS, USER_DATA, build_ws, instance
 
 
 def _admin_group_id(plan: Plan, cloud: str) -> str:
@@ -130,3 +130,13 @@ def test_no_mandatory_policy_finding_and_costed(ws_plans: dict[str, Plan], cloud
     assert len(lines) == 1 and "workstation" in lines[0].what
     if cloud == "aws":
         assert lines[0].monthly and lines[0].monthly > 500  # g5.xlarge on-demand, all month
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_keeps_its_image_and_user_data(ws_plans: dict[str, Plan], cloud: str) -> None:
+    """A newer image or cloud-init template must not replace the VM holding the notebooks."""
+    i = instance(ws_plans[cloud], cloud)
+    image = {"aws": "ami", "alicloud": "imageId", "tencentcloud": "imageId"}[cloud]
+    assert i.ignore_changes == [image, USER_DATA[cloud]]
+    # Names the engine knows: each is an input the instance was given.
+    assert all(name in i.inputs for name in i.ignore_changes)
