@@ -170,6 +170,9 @@ class GpuWorkstation(WorkstationBase):
             system_disk_encrypted=True,
             instance_charge_type="PostPaid",
             spot_strategy="SpotAsPriceGo" if s.capacity_type == "spot" else "NoSpot",
+            # A reclaimed spot workstation is stopped, not released: its disk of notebooks
+            # stays (the provider's default, Terminate, releases both).
+            spot_interruption_behavior="Stop" if s.capacity_type == "spot" else None,
             internet_charge_type="PayByTraffic",
             internet_max_bandwidth_out=100 if public else 0,
             user_data=user_data,

@@ -520,7 +520,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "string",
         "onDemand",
         "workstation",
-        "Allowed: onDemand, spot (cheaper; reclaimed with short notice, unsaved work is lost).",
+        "Allowed: onDemand, spot (cheaper; reclaimed with short notice and unsaved work is "
+        "lost; AWS and Alibaba Cloud stop it and keep its disk, Tencent Cloud releases it "
+        "and its disk).",
     ),
     _k(
         "workstationRootDiskGb",

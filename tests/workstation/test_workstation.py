@@ -140,3 +140,10 @@ def test_keeps_its_image_and_user_data(ws_plans: dict[str, Plan], cloud: str) ->
     assert i.ignore_changes == [image, USER_DATA[cloud]]
     # Names the engine knows: each is an input the instance was given.
     assert all(name in i.inputs for name in i.ignore_changes)
+
+
+def test_alicloud_spot_workstation_is_stopped_not_released() -> None:
+    spot = instance(build_ws("alicloud", {"workstationCapacityType": "spot"}), "alicloud").inputs
+    assert (spot["spotStrategy"], spot["spotInterruptionBehavior"]) == ("SpotAsPriceGo", "Stop")
+    on_demand = instance(build_ws("alicloud"), "alicloud").inputs
+    assert on_demand["spotStrategy"] == "NoSpot" and "spotInterruptionBehavior" not in on_demand
