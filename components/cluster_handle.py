@@ -43,6 +43,19 @@ class BucketRef:
 
 
 @dataclass(frozen=True)
+class SpotReclaimNotice:
+    """Where a spot node reads that its instance is about to be reclaimed (instance
+    metadata), for clouds whose clusters do not drain such nodes themselves."""
+
+    termination_time_url: str
+    """Answers 404 (or nothing) until a reclaim is scheduled, then its time."""
+    token_url: str = ""
+    """Hardened metadata: PUT here first for a session token (empty: none needed)."""
+    token_ttl_header: str = ""
+    token_header: str = ""
+
+
+@dataclass(frozen=True)
 class ClusterHandle:
     cloud: str
     cluster_name: pulumi.Output[str]
@@ -64,3 +77,7 @@ class ClusterHandle:
     autoscaler: AutoscalerSpec | None = None
     """A Cluster Autoscaler for the GPU layer to install (EKS). None: the platform scales its
     own node pools (ACK, TKE) or the cluster's owner does (existing clusters)."""
+    spot_reclaim_notice: SpotReclaimNotice | None = None
+    """Set where GPU nodes are spot and the platform does not drain them before a reclaim
+    (ACK, TKE): the GPU layer then runs a drain agent on them. None: on-demand nodes, EKS
+    (managed node groups drain spot nodes), or an existing cluster."""

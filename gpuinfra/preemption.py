@@ -27,6 +27,8 @@ JOB_TYPE = "kubernetes:batch/v1:Job"
 INTERVAL_FLAG = "--checkpoint-every-seconds"
 """The reference trainer's periodic checkpoint interval (trainer/config.py)."""
 GPU_RESOURCE = "nvidia.com/gpu"
+DRAINER_DAEMONSET = "spot-reclaim-drainer"
+"""The GPU layer's drain agent (components/kubernetes/spot_reclaim_drainer.py, ACK and TKE)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,8 @@ class JobExposure:
     checkpoint_every_seconds: float | None
     """None: the Job's arguments set no `--checkpoint-every-seconds`."""
     grace_seconds: int
+    drained_by: str | None
+    """What drains a GPU node before its spot instance is reclaimed; None: nothing here."""
     lost_gpu_hours_worst: float | None
     lost_gpu_hours_mean: float | None
     usd_per_gpu_hour: float | None
@@ -85,9 +89,21 @@ def _trainer_args(pod: Mapping[str, Any]) -> list[str]:
     return args
 
 
+def drained_by(view: StackView) -> str | None:
+    if view.cloud == "aws":
+        # EKS managed node groups cordon and drain spot nodes on a rebalance recommendation
+        # or the two-minute notice (EKS user guide, "Managed node group capacity types").
+        return "EKS managed node group"
+    for daemonset in view.of_type("kubernetes:apps/v1:DaemonSet"):
+        if (daemonset.inputs.get("metadata") or {}).get("name") == DRAINER_DAEMONSET:
+            return "gpuinfra spot-reclaim-drainer"
+    return None
+
+
 def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
     """One entry per training Job of the plan, by name."""
     price = gpu_hour_price(view, a)
+    drainer = drained_by(view)
     found = []
     for job in sorted(view.of_type(JOB_TYPE), key=lambda r: r.name):
         spec = job.inputs.get("spec") or {}
@@ -118,6 +134,7 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
                 gpus=gpus,
                 checkpoint_every_seconds=interval,
                 grace_seconds=grace,
+                drained_by=drainer,
                 lost_gpu_hours_worst=worst,
                 lost_gpu_hours_mean=mean,
                 usd_per_gpu_hour=usd,

@@ -90,13 +90,14 @@ _PREEMPTION_HEADER = (
     "checkpoint every",
     "hard kill: GPU-h redone, worst (mean)",
     "hard kill: $ worst",
-    "drained (SIGTERM)",
+    "on a spot reclaim",
 )
 PREEMPTION_NOTE = (
     "Work redone after one spot preemption. Hard kill: the node vanishes without a drain, "
-    "and the Job redoes everything since its last periodic checkpoint. Drained: the trainer "
-    "writes an emergency checkpoint on SIGTERM and loses only the step in flight, if that "
-    "checkpoint fits in the grace period. The time a replacement node takes is not counted."
+    "and the Job redoes everything since its last periodic checkpoint. Drained: the pod gets "
+    "SIGTERM, the trainer writes an emergency checkpoint and loses only the step in flight, "
+    "if that checkpoint fits in the grace period. The time a replacement node takes is not "
+    "counted."
 )
 
 
@@ -117,7 +118,12 @@ def _preemption_rows(jobs: Sequence[JobExposure]) -> list[list[str]]:
                 every,
                 f"{_hours(j.lost_gpu_hours_worst)} ({_hours(j.lost_gpu_hours_mean)})",
                 usd(j.lost_usd_worst),
-                f"step in flight, if the checkpoint fits in {j.grace_seconds} s",
+                (
+                    f"drained by {j.drained_by}: the step in flight, if the checkpoint fits "
+                    f"in {j.grace_seconds} s"
+                    if j.drained_by
+                    else "nothing here drains the node (unless the cluster does): a hard kill"
+                ),
             ]
         )
     return rows

@@ -13,7 +13,12 @@ from components.alicloud.identity import (
     bucket_access_policy,
 )
 from components.alicloud.network import AlicloudNetwork, AlicloudNetworkArgs
-from components.alicloud.nodepool import AckNodePool, AckNodePoolArgs, SpotSettings
+from components.alicloud.nodepool import (
+    SPOT_RECLAIM_NOTICE,
+    AckNodePool,
+    AckNodePoolArgs,
+    SpotSettings,
+)
 from components.alicloud.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.alicloud.storage import OssBucket, OssBucketArgs, oss_endpoint
 from components.alicloud.workstation import GpuWorkstation, GpuWorkstationArgs
@@ -169,6 +174,8 @@ def build(settings: Settings) -> ClusterHandle:
         service_account_annotations={RRSA_ROLE_ANNOTATION: training_role.role_name},
         # ack-pod-identity-webhook injects RRSA credentials only into labelled namespaces.
         training_namespace_labels={"pod-identity.alibabacloud.com/injection": "on"},
+        # ACK does not drain a spot node before ECS reclaims it: the GPU layer's agent does.
+        spot_reclaim_notice=SPOT_RECLAIM_NOTICE if gpu.capacity_type == "spot" else None,
     )
 
     pulumi.export("cloud", "alicloud")

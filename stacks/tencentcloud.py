@@ -27,7 +27,12 @@ from components.tencentcloud.identity import (
     bucket_access_policy,
 )
 from components.tencentcloud.network import TencentNetwork, TencentNetworkArgs
-from components.tencentcloud.nodepool import GpuSoftware, TkeNodePool, TkeNodePoolArgs
+from components.tencentcloud.nodepool import (
+    SPOT_RECLAIM_NOTICE,
+    GpuSoftware,
+    TkeNodePool,
+    TkeNodePoolArgs,
+)
 from components.tencentcloud.security_group import (
     AdminSecurityGroup,
     AdminSecurityGroupArgs,
@@ -213,6 +218,8 @@ def build(settings: Settings) -> ClusterHandle:
         training_namespace=identity.namespace,
         training_service_account=identity.service_account,
         service_account_annotations={POD_IDENTITY_ANNOTATION: training_role.role_arn},
+        # TKE does not drain a spot node before CVM reclaims it: the GPU layer's agent does.
+        spot_reclaim_notice=SPOT_RECLAIM_NOTICE if gpu.capacity_type == "spot" else None,
     )
 
     pulumi.export("cloud", "tencentcloud")

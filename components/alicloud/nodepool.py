@@ -8,9 +8,18 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from components.cluster_handle import Taint
+from components.cluster_handle import SpotReclaimNotice, Taint
 from components.settings.model import PoolSize, SpotStrategy
 
+SPOT_RECLAIM_NOTICE = SpotReclaimNotice(
+    termination_time_url="http://100.100.100.200/latest/meta-data/instance/spot/termination-time",
+    token_url="http://100.100.100.200/latest/api/token",
+    token_ttl_header="X-aliyun-ecs-metadata-token-ttl-seconds",
+    token_header="X-aliyun-ecs-metadata-token",
+)
+"""ECS announces a spot reclaim about 5 minutes ahead in this metadata item (ECS docs "What
+are preemptible instances", 2025-01-20; "Instance metadata": the release time, UTC). ACK
+only notifies (ack-node-problem-detector), it does not drain, so the GPU layer does."""
 IMAGE_TYPE = "AliyunLinux3"
 """Alibaba Cloud Linux 3: ACK installs the NVIDIA driver on it for GPU types."""
 RUNTIME = "containerd"

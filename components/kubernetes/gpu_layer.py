@@ -15,6 +15,7 @@ from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
 from .labels import app_labels
 from .namespaces import GpuNamespaces, GpuNamespacesArgs
+from .spot_reclaim_drainer import SpotReclaimDrainer, SpotReclaimDrainerArgs
 from .training_job import TrainingJob, TrainingJobArgs
 
 SYSTEM_NAMESPACE = "gpu-system"
@@ -111,6 +112,17 @@ class GpuLayer(pulumi.ComponentResource):
                     gpu_taint=handle.gpu_taint,
                     time_slicing_replicas=settings.time_slicing_replicas,
                     mig_strategy=settings.mig_strategy,
+                ),
+                opts=after_namespaces,
+            )
+        if handle.spot_reclaim_notice is not None:
+            SpotReclaimDrainer(
+                name,
+                SpotReclaimDrainerArgs(
+                    namespace=SYSTEM_NAMESPACE,
+                    notice=handle.spot_reclaim_notice,
+                    gpu_node_labels=handle.gpu_node_labels,
+                    gpu_taint=handle.gpu_taint,
                 ),
                 opts=after_namespaces,
             )

@@ -43,7 +43,7 @@ RESTRICTED_CONTAINER: dict[str, Any] = {
 RUNTIME_DEFAULT_SECCOMP: dict[str, Any] = {"seccompProfile": {"type": "RuntimeDefault"}}
 
 
-def api_fields(fields: dict[str, Any]) -> Any:
+def api_fields(fields: dict[str, Any] | list[Any]) -> Any:
     """Kubernetes API fields in the API's own camelCase spelling.
 
     The SDK's TypedDicts spell fields in snake_case, so mypy cannot check these; the tests

@@ -10,9 +10,15 @@ import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
 from components.catalog.tencentcloud_gpu_drivers import GpuDriverCombo
-from components.cluster_handle import Taint
+from components.cluster_handle import SpotReclaimNotice, Taint
 from components.settings.model import PoolSize
 
+SPOT_RECLAIM_NOTICE = SpotReclaimNotice(
+    termination_time_url="http://metadata.tencentyun.com/latest/meta-data/spot/termination-time"
+)
+"""CVM answers 404 here until a spot instance is scheduled for reclaim, then its time (CVM
+docs 213/32487, "Querying the repossession status of a spot instance", 2024-01-08). TKE
+does not drain reclaimed nodes, so the GPU layer does."""
 NODE_OS = "tlinux3.1x86_64"
 """TencentOS Server 3.1, the OS TKE's GPU driver install supports (DescribeGPUInfo's
 example uses it: https://cloud.tencent.com/document/api/457/129269)."""

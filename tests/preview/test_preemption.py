@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from gpuinfra import cost, planview
-from gpuinfra.preemption import checkpoint_interval, exposures
+from gpuinfra.preemption import DRAINER_DAEMONSET, checkpoint_interval, exposures
 from tests.conftest import ROOT, build
 
 JOBS = [
@@ -106,3 +106,21 @@ def test_preview_reports_it_in_json_and_markdown() -> None:
     md = subprocess.run([*command, "--format", "markdown"], capture_output=True, text=True)
     assert "#### Preemption exposure" in md.stdout
     assert "| gpuinfra-k8s-dev-resnet50-two-nodes-job | 2 | 600 s | 0.33 (0.17) |" in md.stdout
+
+
+def test_who_drains_a_reclaimed_spot_node() -> None:
+    from components.kubernetes.spot_reclaim_drainer import NAME
+
+    assert DRAINER_DAEMONSET == NAME
+    jobs = {"trainingJobs": [{"name": "one"}]}
+    expected = {
+        "dev": "EKS managed node group",
+        "alicloud-dev": "gpuinfra spot-reclaim-drainer",
+        "tencentcloud-dev": "gpuinfra spot-reclaim-drainer",
+        "k8s-dev": None,
+    }
+    for stack, drainer in expected.items():
+        plan = build(stack, jobs if stack != "k8s-dev" else None)
+        view = planview.from_plan(plan, plan.outputs["cloud"])
+        found = exposures(view, cost.assumptions(view))
+        assert found and {e.drained_by for e in found} == {drainer}, stack
