@@ -16,16 +16,15 @@ cloud's capacity at that moment.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from .cost import Assumptions, gpu_hour_price
 from .planview import StackView
+from .trainer_args import INTERVAL_FLAG, checkpoint_interval, pod_arguments
 
 JOB_TYPE = "kubernetes:batch/v1:Job"
-INTERVAL_FLAG = "--checkpoint-every-seconds"
-"""The reference trainer's periodic checkpoint interval (trainer/config.py)."""
 GPU_RESOURCE = "nvidia.com/gpu"
 DRAINER_DAEMONSET = "spot-reclaim-drainer"
 """The GPU layer's drain agent (components/kubernetes/spot_reclaim_drainer.py, ACK and TKE)."""
@@ -51,25 +50,6 @@ class JobExposure:
         return asdict(self)
 
 
-def checkpoint_interval(args: Sequence[str] | None) -> float | None:
-    """`--checkpoint-every-seconds` from a container's arguments (`=value` or a separate one)."""
-    if not args:
-        return None
-    found: float | None = None
-    for i, arg in enumerate(args):
-        value: str | None = None
-        if arg.startswith(INTERVAL_FLAG + "="):
-            value = arg.split("=", 1)[1]
-        elif arg == INTERVAL_FLAG and i + 1 < len(args):
-            value = args[i + 1]
-        if value is not None:
-            try:
-                found = float(value)  # the last one wins, as with argparse
-            except ValueError:
-                found = None
-    return found if found is not None and found > 0 else None
-
-
 def _gpus(pod: Mapping[str, Any]) -> int:
     total = 0
     for container in pod.get("containers") or []:
@@ -79,14 +59,6 @@ def _gpus(pod: Mapping[str, Any]) -> int:
         except (TypeError, ValueError):
             continue
     return total
-
-
-def _trainer_args(pod: Mapping[str, Any]) -> list[str]:
-    args: list[str] = []
-    for container in pod.get("containers") or []:
-        args += [str(a) for a in container.get("args") or []]
-        args += [str(a) for a in container.get("command") or []]
-    return args
 
 
 def drained_by(view: StackView) -> str | None:
@@ -110,7 +82,7 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
         pod = (spec.get("template") or {}).get("spec") or {}
         pods = int(spec.get("parallelism") or 1)
         gpus = _gpus(pod) * pods
-        interval = checkpoint_interval(_trainer_args(pod))
+        interval = checkpoint_interval(pod_arguments(pod))
         grace = int(pod.get("terminationGracePeriodSeconds") or 30)  # Kubernetes' default
         notes = []
         worst = mean = None
@@ -119,7 +91,7 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
         else:
             worst = gpus * interval / 3600
             mean = worst / 2
-            if "--async-checkpoint" in _trainer_args(pod):
+            if "--async-checkpoint" in pod_arguments(pod):
                 notes.append("plus the seconds an async checkpoint takes to finish writing")
         usd = price.usd if price is not None else None
         if price is None:

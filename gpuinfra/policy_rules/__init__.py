@@ -10,7 +10,12 @@ from .model import Finding, Level, Rule
 from .network import cluster_endpoint_not_world_open, no_world_open_admin_ports
 from .nodes import aws_imdsv2_required, gpu_pool_tainted
 from .storage import bucket_encrypted, bucket_private, bucket_protected, bucket_versioned
-from .workloads import container_resource_limits, image_pinned, training_job_restartable
+from .workloads import (
+    container_resource_limits,
+    image_pinned,
+    training_job_checkpoints_periodically,
+    training_job_restartable,
+)
 
 RULES: tuple[Rule, ...] = (
     no_world_open_admin_ports,
@@ -22,6 +27,7 @@ RULES: tuple[Rule, ...] = (
     aws_imdsv2_required,
     gpu_pool_tainted,
     training_job_restartable,
+    training_job_checkpoints_periodically,
     container_resource_limits,
     image_pinned,
 )

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..planview import Resource, StackView
+from ..trainer_args import INTERVAL_FLAG, STEPS_FLAG, checkpoints_periodically, pod_arguments
 from .model import Finding, Rule, rule
 
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -97,6 +98,26 @@ def training_job_restartable(self: Rule, view: StackView) -> list[Finding]:
         if not _gpu_limit(pod_spec(job) or {}):
             findings.append(self.finding(job, f"no container sets a {GPU_RESOURCE} limit", view))
     return findings
+
+
+@rule(
+    "training-job-checkpoints-periodically",
+    "advisory",
+    "Training Jobs checkpoint periodically, so a node lost without a drain costs at most "
+    "one checkpoint interval, not the whole run.",
+)
+def training_job_checkpoints_periodically(self: Rule, view: StackView) -> list[Finding]:
+    return [
+        self.finding(
+            job,
+            f"its arguments set neither {INTERVAL_FLAG} nor {STEPS_FLAG} (the reference "
+            "trainer's flags): a spot node lost without a drain loses the whole run so far",
+            view,
+        )
+        for job in view.resources
+        if is_training_job(job, view)
+        and not checkpoints_periodically(pod_arguments(pod_spec(job) or {}))
+    ]
 
 
 @rule(

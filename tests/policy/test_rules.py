@@ -22,6 +22,7 @@ from gpuinfra.policy_rules.workloads import (
     container_resource_limits,
     image_pinned,
     image_problem,
+    training_job_checkpoints_periodically,
     training_job_restartable,
 )
 from tests.conftest import build
@@ -219,13 +220,17 @@ def test_cpu_pool_needs_no_taint() -> None:
 
 # --- Kubernetes workloads -----------------------------------------------------------------
 def job(
-    *, policy: bool = True, gpu: bool = True, image: str = "ghcr.io/x/trainer:0.1.0"
+    *,
+    policy: bool = True,
+    gpu: bool = True,
+    image: str = "ghcr.io/x/trainer:0.1.0",
+    args: list[str] | None = None,
 ) -> Resource:
     limits: dict[str, Any] = {"memory": "8Gi"}
     if gpu:
         limits["nvidia.com/gpu"] = 1
     spec: dict[str, Any] = {
-        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "train", "image": image, "resources": {"limits": limits}}]}},
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "train", "image": image, "resources": {"limits": limits}, "args": ["--checkpoint-every-seconds=600"] if args is None else args}]}},
     }  # fmt: skip
     if policy:
         spec["podFailurePolicy"] = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]}  # fmt: skip
@@ -244,6 +249,19 @@ def test_training_job_restartable() -> None:
     assert check(training_job_restartable, job()) == []
     assert check(training_job_restartable, job(policy=False)) == ["mandatory"]
     assert check(training_job_restartable, job(gpu=False)) == ["mandatory"]
+
+
+@pytest.mark.parametrize(
+    ("args", "findings"),
+    [
+        (["-m", "trainer", "--checkpoint-every-seconds", "900"], []),
+        (["--checkpoint-every-steps=500"], []),
+        (["train.py", "--epochs=3"], ["advisory"]),
+        (["--checkpoint-every-seconds=0"], ["advisory"]),
+    ],
+)
+def test_training_job_checkpoints_periodically(args: list[str], findings: list[str]) -> None:
+    assert check(training_job_checkpoints_periodically, job(args=args)) == findings
 
 
 def test_container_limits() -> None:

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from gpuinfra import cost, planview
-from gpuinfra.preemption import DRAINER_DAEMONSET, checkpoint_interval, exposures
+from gpuinfra.preemption import DRAINER_DAEMONSET, exposures
+from gpuinfra.trainer_args import checkpoint_interval
 from tests.conftest import ROOT, build
 
 JOBS = [
