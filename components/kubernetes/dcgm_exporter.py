@@ -18,8 +18,8 @@ from .labels import (
     api_fields,
     app_labels,
     checkov_skips,
+    gpu_node_daemonset_spec,
     selector_labels,
-    toleration,
 )
 
 # Image of NVIDIA/dcgm-exporter release 4.5.3-4.8.2 (DCGM 4.5.3, exporter 4.8.2), the tag its
@@ -61,18 +61,13 @@ class DcgmExporter(pulumi.ComponentResource):
                 "labels": labels,
                 "annotations": _annotations(args.profiling_metrics),
             },
-            spec=api_fields(
-                {
-                    "selector": {"matchLabels": selector_labels(NAME)},
-                    "updateStrategy": {"type": "RollingUpdate"},
-                    "template": {
-                        "metadata": {
-                            "labels": labels,
-                            "annotations": _annotations(args.profiling_metrics),
-                        },
-                        "spec": _pod_spec(args),
-                    },
-                }
+            spec=gpu_node_daemonset_spec(
+                NAME,
+                labels,
+                _annotations(args.profiling_metrics),
+                args.gpu_node_labels,
+                args.gpu_taint,
+                _pod_spec(args),
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[counters]),
         )
@@ -143,9 +138,6 @@ def _pod_spec(args: DcgmExporterArgs) -> dict[str, Any]:
     else:
         security = {**security, "runAsNonRoot": True, "runAsUser": 1000}
     return {
-        "nodeSelector": dict(args.gpu_node_labels),
-        "tolerations": [toleration(args.gpu_taint)],
-        "priorityClassName": "system-node-critical",
         "automountServiceAccountToken": False,
         "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [

@@ -16,8 +16,7 @@ from .labels import (
     RESTRICTED_CONTAINER,
     app_labels,
     checkov_skips,
-    selector_labels,
-    toleration,
+    gpu_node_daemonset_spec,
 )
 
 # v0.20.0 (2026-08-19) is the newest release of NVIDIA/k8s-device-plugin; its static
@@ -72,58 +71,48 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                 "CKV_K8S_43": "pinned by release tag; digests follow the registry's policy",
             }
         )
-        # API field names (camelCase), checked by kubernetes-validate in the tests.
-        spec: Any = {
-            "selector": {"matchLabels": selector_labels(NAME)},
-            "updateStrategy": {"type": "RollingUpdate"},
-            "template": {
-                "metadata": {"labels": labels, "annotations": annotations},
-                "spec": {
-                    # Only GPU nodes: recent plugins fail on nodes without a GPU.
-                    "nodeSelector": dict(args.gpu_node_labels),
-                    "tolerations": [toleration(args.gpu_taint)],
-                    "priorityClassName": "system-node-critical",
-                    "automountServiceAccountToken": False,
-                    "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
-                    "containers": [
-                        {
-                            "name": NAME,
-                            "image": DEVICE_PLUGIN_IMAGE,
-                            "imagePullPolicy": "Always",
-                            "env": [
-                                {"name": "CONFIG_FILE", "value": CONFIG_PATH},
-                                {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
-                            ],
-                            "securityContext": dict(RESTRICTED_CONTAINER),
-                            "resources": {
-                                "requests": {"cpu": "50m", "memory": "64Mi"},
-                                "limits": {"cpu": "200m", "memory": "256Mi"},
-                            },
-                            "volumeMounts": [
-                                {
-                                    "name": "device-plugins",
-                                    "mountPath": "/var/lib/kubelet/device-plugins",
-                                },
-                                {
-                                    "name": "config",
-                                    "mountPath": "/etc/nvidia-device-plugin",
-                                    "readOnly": True,
-                                },
-                            ],
-                        }
+        # API field names (camelCase), checked by kubernetes-validate in the tests. Only GPU
+        # nodes (the helper's selector): recent plugins fail on nodes without a GPU.
+        pod: dict[str, Any] = {
+            "automountServiceAccountToken": False,
+            "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+            "containers": [
+                {
+                    "name": NAME,
+                    "image": DEVICE_PLUGIN_IMAGE,
+                    "imagePullPolicy": "Always",
+                    "env": [
+                        {"name": "CONFIG_FILE", "value": CONFIG_PATH},
+                        {"name": "FAIL_ON_INIT_ERROR", "value": "true"},
                     ],
-                    "volumes": [
+                    "securityContext": dict(RESTRICTED_CONTAINER),
+                    "resources": {
+                        "requests": {"cpu": "50m", "memory": "64Mi"},
+                        "limits": {"cpu": "200m", "memory": "256Mi"},
+                    },
+                    "volumeMounts": [
                         {
                             "name": "device-plugins",
-                            "hostPath": {
-                                "path": "/var/lib/kubelet/device-plugins",
-                                "type": "Directory",
-                            },
+                            "mountPath": "/var/lib/kubelet/device-plugins",
                         },
-                        {"name": "config", "configMap": {"name": f"{NAME}-config"}},
+                        {
+                            "name": "config",
+                            "mountPath": "/etc/nvidia-device-plugin",
+                            "readOnly": True,
+                        },
                     ],
+                }
+            ],
+            "volumes": [
+                {
+                    "name": "device-plugins",
+                    "hostPath": {
+                        "path": "/var/lib/kubelet/device-plugins",
+                        "type": "Directory",
+                    },
                 },
-            },
+                {"name": "config", "configMap": {"name": f"{NAME}-config"}},
+            ],
         }
         k8s.apps.v1.DaemonSet(
             f"{name}-device-plugin",
@@ -133,7 +122,9 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                 "labels": labels,
                 "annotations": annotations,
             },
-            spec=spec,
+            spec=gpu_node_daemonset_spec(
+                NAME, labels, annotations, args.gpu_node_labels, args.gpu_taint, pod
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[config]),
         )
         self.register_outputs({})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from components.cluster_handle import Taint
@@ -50,3 +51,30 @@ def api_fields(fields: dict[str, Any] | list[Any]) -> Any:
     validate every rendered object with kubernetes-validate (strict) instead.
     """
     return fields
+
+
+def gpu_node_daemonset_spec(
+    name: str,
+    labels: Mapping[str, str],
+    annotations: Mapping[str, str],
+    node_labels: Mapping[str, str],
+    taint: Taint,
+    pod: Mapping[str, Any],
+) -> Any:
+    """A DaemonSet spec that runs `pod` on every GPU node and nowhere else: selected by the
+    GPU node labels, tolerating the GPU taint, critical to the node, rolled one at a time."""
+    return api_fields(
+        {
+            "selector": {"matchLabels": selector_labels(name)},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {
+                "metadata": {"labels": dict(labels), "annotations": dict(annotations)},
+                "spec": {
+                    "nodeSelector": dict(node_labels),
+                    "tolerations": [toleration(taint)],
+                    "priorityClassName": "system-node-critical",
+                    **pod,
+                },
+            },
+        }
+    )

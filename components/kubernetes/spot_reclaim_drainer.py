@@ -25,8 +25,7 @@ from .labels import (
     api_fields,
     app_labels,
     checkov_skips,
-    selector_labels,
-    toleration,
+    gpu_node_daemonset_spec,
 )
 
 NAME = "spot-reclaim-drainer"
@@ -120,48 +119,36 @@ class SpotReclaimDrainer(pulumi.ComponentResource):
                 "CKV_K8S_43": "pinned by release tag; digests follow the registry's policy",
             }
         )
-        spec: Any = {
-            "selector": {"matchLabels": selector_labels(NAME)},
-            "updateStrategy": {"type": "RollingUpdate"},
-            "template": {
-                "metadata": {"labels": labels, "annotations": annotations},
-                "spec": {
-                    "serviceAccountName": NAME,
-                    "nodeSelector": dict(args.gpu_node_labels),
-                    "tolerations": [toleration(args.gpu_taint)],
-                    # It must outlive the pods it evicts, and not be evicted for them.
-                    "priorityClassName": "system-node-critical",
-                    "hostNetwork": True,
-                    "dnsPolicy": "ClusterFirstWithHostNet",
-                    "securityContext": {
-                        **RUNTIME_DEFAULT_SECCOMP,
-                        "runAsNonRoot": True,
-                        "runAsUser": NOBODY,
-                        "runAsGroup": NOBODY,
-                    },
-                    "containers": [
-                        {
-                            "name": "agent",
-                            "image": AGENT_IMAGE,
-                            "imagePullPolicy": "Always",
-                            "command": ["python3", f"{SCRIPT_DIR}/agent.py"],
-                            "env": agent_env(args.notice),
-                            "securityContext": {
-                                **RESTRICTED_CONTAINER,
-                                "readOnlyRootFilesystem": True,
-                            },
-                            "resources": {
-                                "requests": {"cpu": "10m", "memory": "32Mi"},
-                                "limits": {"cpu": "100m", "memory": "64Mi"},
-                            },
-                            "volumeMounts": [
-                                {"name": "agent", "mountPath": SCRIPT_DIR, "readOnly": True}
-                            ],
-                        }
-                    ],
-                    "volumes": [{"name": "agent", "configMap": {"name": f"{NAME}-agent"}}],
-                },
+        # system-node-critical (the helper's): it must outlive the pods it evicts.
+        pod: dict[str, Any] = {
+            "serviceAccountName": NAME,
+            "hostNetwork": True,
+            "dnsPolicy": "ClusterFirstWithHostNet",
+            "securityContext": {
+                **RUNTIME_DEFAULT_SECCOMP,
+                "runAsNonRoot": True,
+                "runAsUser": NOBODY,
+                "runAsGroup": NOBODY,
             },
+            "containers": [
+                {
+                    "name": "agent",
+                    "image": AGENT_IMAGE,
+                    "imagePullPolicy": "Always",
+                    "command": ["python3", f"{SCRIPT_DIR}/agent.py"],
+                    "env": agent_env(args.notice),
+                    "securityContext": {
+                        **RESTRICTED_CONTAINER,
+                        "readOnlyRootFilesystem": True,
+                    },
+                    "resources": {
+                        "requests": {"cpu": "10m", "memory": "32Mi"},
+                        "limits": {"cpu": "100m", "memory": "64Mi"},
+                    },
+                    "volumeMounts": [{"name": "agent", "mountPath": SCRIPT_DIR, "readOnly": True}],
+                }
+            ],
+            "volumes": [{"name": "agent", "configMap": {"name": f"{NAME}-agent"}}],
         }
         k8s.apps.v1.DaemonSet(
             f"{name}-spot-drainer",
@@ -171,7 +158,9 @@ class SpotReclaimDrainer(pulumi.ComponentResource):
                 "labels": labels,
                 "annotations": annotations,
             },
-            spec=spec,
+            spec=gpu_node_daemonset_spec(
+                NAME, labels, annotations, args.gpu_node_labels, args.gpu_taint, pod
+            ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[account, binding, script]),
         )
         self.register_outputs({})
