@@ -161,9 +161,22 @@ class GpuWorkstation(WorkstationBase):
             tags=tags,
             opts=self.instance_options(image="ami", user_data="userData"),
         )
+        address = instance.private_ip
+        if public:
+            # A fixed address: a stop and start (a spot reclaim with `stop`, or the user)
+            # would otherwise give the instance a new public IP and stale SSH/Jupyter outputs.
+            # Same price as the auto-assigned one while running ($0.005/h per public IPv4).
+            eip = aws.ec2.Eip(
+                f"{name}-workstation-eip",
+                domain="vpc",
+                instance=instance.id,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            address = eip.public_dns
         self.publish(
             instance_id=instance.id,
-            address=instance.public_dns if public else instance.private_ip,
+            address=address,
             login_user=LOGIN_USER,
             jupyter_token=jupyter_token,
         )

@@ -71,9 +71,16 @@ def _s3_bucket(name: str, inputs: Mapping[str, Any], state: dict[str, Any], regi
     state["region"] = region
 
 
+def _public_dns(ip: str, region: str) -> str:
+    """EC2's public DNS name: `compute-1` in us-east-1, `<region>.compute` elsewhere."""
+    zone = "compute-1" if region == "us-east-1" else f"{region}.compute"
+    return f"ec2-{ip.replace('.', '-')}.{zone}.amazonaws.com"
+
+
 def _eip(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
     octets = bytes.fromhex(digest("eip", name, length=4))
     state["publicIp"] = f"198.51.{octets[0]}.{octets[1]}"  # TEST-NET-2, never routable
+    state["publicDns"] = _public_dns(state["publicIp"], region)
     state["allocationId"] = f"eipalloc-{digest('eip', name, length=17)}"
 
 
@@ -90,7 +97,7 @@ def _ec2_instance(name: str, inputs: Mapping[str, Any], state: dict[str, Any], r
     if inputs.get("associatePublicIpAddress"):
         public_ip = f"198.51.{octets[2]}.{octets[3] or 1}"  # TEST-NET-2, never routable
         state["publicIp"] = public_ip
-        state["publicDns"] = f"ec2-{public_ip.replace('.', '-')}.compute-1.amazonaws.com"
+        state["publicDns"] = _public_dns(public_ip, region)
     else:
         state["publicIp"] = ""
         state["publicDns"] = ""

@@ -147,3 +147,15 @@ def test_alicloud_spot_workstation_is_stopped_not_released() -> None:
     assert (spot["spotStrategy"], spot["spotInterruptionBehavior"]) == ("SpotAsPriceGo", "Stop")
     on_demand = instance(build_ws("alicloud"), "alicloud").inputs
     assert on_demand["spotStrategy"] == "NoSpot" and "spotInterruptionBehavior" not in on_demand
+
+
+def test_aws_public_workstation_keeps_its_address(ws_plans: dict[str, Plan]) -> None:
+    """An Elastic IP: a stop/start (spot reclaim with `stop`) must not change the address."""
+    plan = ws_plans["aws"]
+    eip = plan.one("aws:ec2/eip:Eip", "gpuinfra-dev-workstation-eip")
+    assert eip.inputs["instance"] == instance(plan, "aws").id
+    assert eip.inputs["domain"] == "vpc"
+    assert plan.outputs["workstationAddress"] == eip.outputs["publicDns"]
+    assert plan.outputs["workstationAddress"].startswith("ec2-198-51-")
+    private = build_ws("aws", {"workstationSubnet": "private"})
+    assert not [r for r in private.of_type("aws:ec2/eip:Eip") if "workstation" in r.name]
