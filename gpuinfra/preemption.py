@@ -22,10 +22,9 @@ from typing import Any
 
 from .cost import Assumptions, gpu_hour_price
 from .planview import StackView
+from .policy_rules.workloads import GPU_RESOURCE, is_training_job, pod_spec
 from .trainer_args import INTERVAL_FLAG, checkpoint_interval, pod_arguments
 
-JOB_TYPE = "kubernetes:batch/v1:Job"
-GPU_RESOURCE = "nvidia.com/gpu"
 DRAINER_DAEMONSET = "spot-reclaim-drainer"
 """The GPU layer's drain agent (components/kubernetes/spot_reclaim_drainer.py, ACK and TKE)."""
 
@@ -77,12 +76,13 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
     price = gpu_hour_price(view, a)
     drainer = drained_by(view)
     found = []
-    for job in sorted(view.of_type(JOB_TYPE), key=lambda r: r.name):
-        spec = job.inputs.get("spec") or {}
-        pod = (spec.get("template") or {}).get("spec") or {}
-        pods = int(spec.get("parallelism") or 1)
+    jobs = [r for r in view.resources if is_training_job(r, view)]
+    for job in sorted(jobs, key=lambda r: r.name):
+        pod = pod_spec(job) or {}
+        pods = int((job.inputs.get("spec") or {}).get("parallelism") or 1)
         gpus = _gpus(pod) * pods
-        interval = checkpoint_interval(pod_arguments(pod))
+        args = pod_arguments(pod)
+        interval = checkpoint_interval(args)
         grace = int(pod.get("terminationGracePeriodSeconds") or 30)  # Kubernetes' default
         notes = []
         worst = mean = None
@@ -91,7 +91,7 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
         else:
             worst = gpus * interval / 3600
             mean = worst / 2
-            if "--async-checkpoint" in pod_arguments(pod):
+            if "--async-checkpoint" in args:
                 notes.append("plus the seconds an async checkpoint takes to finish writing")
         usd = price.usd if price is not None else None
         if price is None:
