@@ -98,6 +98,32 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         self.errors: list[Exception] = []
         self._seen: set[str] = set()
         self._lock = threading.Lock()
+        self.thread_loops: set[asyncio.AbstractEventLoop] = set()
+        """Event loops the SDK's mock monitor made on executor threads; closed after a run."""
+
+    def _track_thread_loop(self) -> None:
+        # MockMonitor's RPC methods give each executor thread an event loop of its own
+        # (pulumi.runtime.sync_await._ensure_event_loop) and never close it. Left to the
+        # garbage collector, such a loop could be collected after its socket and print
+        # "Exception ignored in BaseEventLoop.__del__" at exit.
+        try:
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # this call made none
+            return
+        with self._lock:
+            self.thread_loops.add(loop)
+
+    def Invoke(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        try:
+            return super().Invoke(request)
+        finally:
+            self._track_thread_loop()
+
+    def ReadResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
+        try:
+            return super().ReadResource(request)
+        finally:
+            self._track_thread_loop()
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         urn = self.make_urn(request.parent, request.type, request.name)
@@ -107,7 +133,10 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 # plumbing; `run_program` raises it once the program has finished.
                 self.errors.append(DuplicateResourceError(f"duplicate resource URN {urn}"))
             self._seen.add(urn)
-        response = super().RegisterResource(request)
+        try:
+            response = super().RegisterResource(request)
+        finally:
+            self._track_thread_loop()
         if request.type == "pulumi:pulumi:Stack":
             return response
         registration = self.resources[response.urn]
@@ -188,7 +217,7 @@ def run_program(
             raise monitor.errors[0]
         outputs, secret = _sync_await(_resolve_exports(getattr(root, "outputs", {})))
     finally:
-        _close(loop)
+        _close(loop, monitor.thread_loops)
     return Plan(
         project=project,
         stack=stack,
@@ -199,12 +228,17 @@ def run_program(
     )
 
 
-def _close(loop: asyncio.AbstractEventLoop) -> None:
+def _close(loop: asyncio.AbstractEventLoop, thread_loops: set[asyncio.AbstractEventLoop]) -> None:
     pending = [task for task in asyncio.all_tasks(loop) if not task.done()]
     for task in pending:
         task.cancel()
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    # Join the executor threads the SDK ran registrations on, then close the loops they made.
+    loop.run_until_complete(loop.shutdown_default_executor())
+    for thread_loop in thread_loops - {loop}:
+        if not thread_loop.is_closed():
+            thread_loop.close()
     loop.close()
     asyncio.set_event_loop(None)
 

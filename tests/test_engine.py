@@ -90,3 +90,24 @@ def test_unmocked_ssm_parameter_fails_loudly() -> None:
 
     with pytest.raises(UnmockedCallError, match="/my/own/parameter"):
         _run(program)
+
+
+def test_a_run_leaves_no_open_event_loop() -> None:
+    """The SDK's mock monitor makes an event loop per executor thread and never closes it;
+    left to the garbage collector, one could print "Exception ignored in BaseEventLoop.__del__"
+    at exit. After a run, every loop it made is closed."""
+    import asyncio
+    import gc
+
+    def program() -> None:
+        for i in range(8):  # several registrations and a lookup, on several threads
+            aws.ec2.Vpc(f"net-{i}", cidr_block=f"10.{i}.0.0/16")
+        aws.get_availability_zones_output(state="available")
+
+    before = {id(o) for o in gc.get_objects() if isinstance(o, asyncio.BaseEventLoop)}
+    _run(program)
+    made = [
+        o for o in gc.get_objects() if isinstance(o, asyncio.BaseEventLoop) and id(o) not in before
+    ]
+    assert made, "the run made no event loop: this test checks nothing"
+    assert [loop for loop in made if not loop.is_closed()] == []
