@@ -11,7 +11,7 @@ from tests.tencentcloud.conftest import CLUSTER, ENDPOINT, RULE_SET, SUBNET, T, 
 def test_managed_cluster_from_settings(tc_plan: Plan) -> None:
     cluster = tc_plan.one(CLUSTER).inputs
     assert cluster["clusterDeployType"] == "MANAGED_CLUSTER"
-    assert cluster["clusterVersion"] == "1.32.2"
+    assert cluster["clusterVersion"] == "1.34.1"  # in TKE's own acceptance test
     assert cluster["clusterCidr"] == "172.20.0.0/16"
     assert cluster["serviceCidr"] == "172.21.0.0/20"
     assert cluster["clusterMaxServiceNum"] == 4096
