@@ -25,12 +25,17 @@ TENSORBOARD_VERSION = "2.20.0"
 """Pinned (PyPI tensorboard 2.20.0, 2025-07)."""
 TOKEN_FILE = "/etc/gpuinfra/jupyter.env"
 SERVICES = ("gpuinfra-gpu-check", "gpuinfra-jupyter", "gpuinfra-tensorboard")
+SYNCED_TENSORBOARD_DIR = "/var/lib/gpuinfra/tb"
+"""Where the sync service copies the bucket's `tb/` to, on clouds whose TensorBoard cannot
+read the bucket itself."""
+UBUNTU_DRIVER_BRANCH = "550-server"
+"""Ubuntu's packaged NVIDIA datacenter driver branch, for images without a driver."""
 SYNC_STATE_DIR = "/var/lib/gpuinfra-sync"
 """Working directory of the sync service, made by systemd (StateDirectory) and owned by the
 service user: the bucket CLIs write their logs and checkpoints next to where they run."""
 
 
-def ubuntu_driver_install(branch: str) -> list[str]:
+def ubuntu_driver_install(branch: str = UBUNTU_DRIVER_BRANCH) -> list[str]:
     """Ubuntu's packaged NVIDIA datacenter driver (Ubuntu Server docs, "NVIDIA drivers
     installation"), skipped when the image already has a working driver."""
     install = " && ".join(

@@ -18,6 +18,7 @@ import pulumi_alicloud as alicloud
 from components.settings.workstation import WorkstationSettings
 from components.workstation_access import WorkstationBase
 from components.workstation_cloud_init import (
+    SYNCED_TENSORBOARD_DIR,
     TENSORBOARD_PREFIX,
     CloudInitArgs,
     render,
@@ -39,17 +40,12 @@ PLAIN_IMAGE_NAME_REGEX = r"^ubuntu_22_04_x64_20G_alibase_"
 """Fallback where a region lacks the GPU image: plain Ubuntu 22.04, whose driver cloud-init
 installs. Anchored on `_20G_alibase_` because `^ubuntu_22_04_x64` alone also matches the GPU
 image, and `most_recent` would then pick whichever of the two is newer."""
-DRIVER_BRANCH = "550-server"
-"""Only for the fallback image. Alibaba's console driver auto-install is a user-data script
-fetched through the metadata service's `source-address`; the hardened metadata mode used here
-needs a token for that, so Ubuntu's own packaged driver is the dependable route."""
 LOGIN_USER = "root"
 """Alibaba's Ubuntu images log in as root with the key pair."""
 SERVICE_USER = "gpuinfra"
 """Runs JupyterLab and TensorBoard: never root, since a Jupyter terminal is a shell."""
 OSSUTIL_INSTALL = "curl -fsSL https://gosspublic.alicdn.com/ossutil/install.sh | bash"
 """Alibaba's installer for ossutil 1.x (OSS docs, "Install ossutil"); `oss_role_sync` runs it."""
-TB_DIR = "/var/lib/gpuinfra/tb"
 OSS_SYNC_SCRIPT = "/usr/local/lib/gpuinfra/oss_role_sync.py"
 
 
@@ -131,16 +127,19 @@ class GpuWorkstation(WorkstationBase):
                     # Alibaba's Ubuntu images log in as root: the services get their own user.
                     service_user=SERVICE_USER,
                     ssh_public_key=s.ssh_public_key,
-                    tensorboard_logdir=TB_DIR,
+                    tensorboard_logdir=SYNCED_TENSORBOARD_DIR,
                     notebook_dir=f"/home/{SERVICE_USER}/notebooks",
                     # A no-op on the GPU image; installs the driver on the fallback image.
-                    driver_install=ubuntu_driver_install(DRIVER_BRANCH),
+                    # Not Alibaba's console auto-install: that script is fetched through the
+                    # metadata service's `source-address`, which hardened mode guards with a
+                    # token; Ubuntu's own packaged driver is the dependable route.
+                    driver_install=ubuntu_driver_install(),
                     setup=[OSSUTIL_INSTALL],
                     files={OSS_SYNC_SCRIPT: oss_role_sync_source()},
                     # As the instance's RAM role, through the hardened metadata mode.
                     tensorboard_sync=(
                         f"python3 {OSS_SYNC_SCRIPT} --role {role_name} --endpoint {endpoint} "
-                        f"oss://{bucket}/{TENSORBOARD_PREFIX} {TB_DIR}/"
+                        f"oss://{bucket}/{TENSORBOARD_PREFIX} {SYNCED_TENSORBOARD_DIR}/"
                     ),
                 ),
                 secret,

@@ -21,6 +21,7 @@ from components.settings.workstation import WorkstationSettings
 from components.workstation_access import WorkstationBase
 from components.workstation_cloud_init import (
     SYNC_STATE_DIR,
+    SYNCED_TENSORBOARD_DIR,
     TENSORBOARD_PREFIX,
     CloudInitArgs,
     render,
@@ -40,11 +41,9 @@ CentOS ones), and the console's "install the GPU driver in the background" has n
 provider's `tencentcloud_instance` has no driver argument). So cloud-init installs Ubuntu's
 packaged datacenter driver. Sources: Tencent docs 560/76423 (NVIDIA driver guide), CVM API
 2017-03-12 RunInstances, terraform-provider-tencentcloud v1.83.25 `instance` docs."""
-DRIVER_BRANCH = "550-server"
 LOGIN_USER = "ubuntu"
 SYSTEM_DISK_GB = 50
 DATA_DIR = "/data"
-TB_DIR = "/var/lib/gpuinfra/tb"
 COSCLI_VERSION = "v1.0.6"
 """Latest tencentyun/coscli release checked (util/const.go, tag of 2025-03-20); release assets
 are named `coscli-<version>-linux-amd64`."""
@@ -143,9 +142,9 @@ class GpuWorkstation(WorkstationBase):
                 CloudInitArgs(
                     user=LOGIN_USER,
                     ssh_public_key=s.ssh_public_key,
-                    tensorboard_logdir=TB_DIR,
+                    tensorboard_logdir=SYNCED_TENSORBOARD_DIR,
                     notebook_dir=f"{DATA_DIR}/notebooks",
-                    driver_install=ubuntu_driver_install(DRIVER_BRANCH),
+                    driver_install=ubuntu_driver_install(),
                     setup=[
                         # The encrypted data disk (the only one attached) becomes /data.
                         "DISK=$(lsblk -dpno NAME,TYPE | awk '$2==\"disk\"{print $1}' | tail -n1)"
@@ -159,8 +158,9 @@ class GpuWorkstation(WorkstationBase):
                     files={COSCLI_CONFIG: coscli_config(bucket, args.region, role_name)},
                     # The instance's CAM role, fetched from the metadata service by coscli.
                     tensorboard_sync=(
-                        f"coscli sync cos://{bucket}/{TENSORBOARD_PREFIX} {TB_DIR}/ -r "
-                        f"-c {COSCLI_CONFIG} --log-path {SYNC_STATE_DIR}"
+                        f"coscli sync cos://{bucket}/{TENSORBOARD_PREFIX} "
+                        f"{SYNCED_TENSORBOARD_DIR}/ -r -c {COSCLI_CONFIG} "
+                        f"--log-path {SYNC_STATE_DIR}"
                     ),
                 ),
                 secret,
