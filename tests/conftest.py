@@ -12,6 +12,8 @@ from gpuinfra.engine import Plan, run_program
 from gpuinfra.project import engine_text, load_project, load_stack_config
 from stacks import build_stack
 
+pytest_plugins = ["tests.fake_http"]  # the `serve` fixture: local fake HTTP servers
+
 ROOT = Path(__file__).resolve().parent.parent
 
 BuildStack = Callable[..., Plan]

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import yaml
 
 from components.alicloud import oss_role_sync
 from components.alicloud.workstation import OSS_SYNC_SCRIPT, oss_role_sync_source
+from tests.fake_http import Answer, Fake
 
 from .conftest import USER_DATA, instance
 
@@ -29,44 +28,21 @@ CREDENTIALS = {
 }
 
 
-class HardenedMetadata(BaseHTTPRequestHandler):
+def _hardened_metadata(method: str, path: str, headers: dict[str, str], body: object) -> tuple:
     """Like ECS metadata in hardened mode: credentials only with a session token."""
-
-    def do_PUT(self) -> None:
-        if self.path != "/latest/api/token" or not self.headers.get(
-            "X-aliyun-ecs-metadata-token-ttl-seconds"
-        ):
-            self.send_error(400)
-            return
-        self._reply(200, TOKEN.encode())
-
-    def do_GET(self) -> None:
-        if self.headers.get("X-aliyun-ecs-metadata-token") != TOKEN:
-            self.send_error(401)
-            return
-        if self.path != f"/latest/meta-data/ram/security-credentials/{ROLE}":
-            self.send_error(404)
-            return
-        self._reply(200, json.dumps(CREDENTIALS).encode())
-
-    def _reply(self, status: int, body: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass  # keep test output quiet
+    if method == "PUT":
+        ok = path == "/latest/api/token" and headers.get("x-aliyun-ecs-metadata-token-ttl-seconds")
+        return (200, TOKEN) if ok else (400, "")
+    if headers.get("x-aliyun-ecs-metadata-token") != TOKEN:
+        return 401, ""
+    if path != f"/latest/meta-data/ram/security-credentials/{ROLE}":
+        return 404, ""
+    return 200, CREDENTIALS
 
 
 @pytest.fixture
-def metadata_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), HardenedMetadata)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+def metadata_url(serve: Callable[[Answer], Fake]) -> str:
+    return serve(_hardened_metadata).url
 
 
 @pytest.fixture
