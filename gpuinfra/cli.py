@@ -1,5 +1,5 @@
 """`gpuinfra` command line. Exit codes: 0 fine, 1 a mandatory policy finding (preview),
-2 invalid settings or project files."""
+2 invalid settings or project files, or a resource the provider would refuse."""
 
 from __future__ import annotations
 
@@ -27,10 +27,11 @@ def _render(args: argparse.Namespace) -> int:
     from .manifests import write_or_check
     from .preview import preview_stack
     from .project import ProjectError
+    from .provider_rules import ProviderRulesError
 
     try:
         plan, _ = preview_stack(Path(args.cwd), args.stack)
-    except (ProjectError, SettingsError) as error:
+    except (ProjectError, SettingsError, ProviderRulesError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     out = Path(args.out)

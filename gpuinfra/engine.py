@@ -21,6 +21,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from . import mocks as mock_outputs
+from .provider_rules import ProviderRulesError, check_resources
 
 
 class DuplicateResourceError(Exception):
@@ -191,10 +192,14 @@ def run_program(
     stack: str,
     config: Mapping[str, str],
     secret_keys: Sequence[str] = (),
+    provider_rules: bool = True,
 ) -> Plan:
     """Run `program` as `pulumi up` would (preview=False: every apply runs) and record it.
 
-    Exceptions from the program (e.g. `SettingsError`) propagate unchanged.
+    Exceptions from the program (e.g. `SettingsError`) propagate unchanged. Then every
+    resource meets its provider's rules (`gpuinfra.provider_rules`): `ProviderRulesError`
+    lists what a real `pulumi up` would refuse. `provider_rules=False` is for tests that
+    check a rule on a plan they build on purpose.
     """
     mocks = _CloudMocks(config)
     monitor = _RecordingMonitor(mocks)
@@ -218,6 +223,10 @@ def run_program(
         outputs, secret = _sync_await(_resolve_exports(getattr(root, "outputs", {})))
     finally:
         _close(loop, monitor.thread_loops)
+    if provider_rules:
+        refusals = check_resources(monitor.recorded, config)
+        if refusals:
+            raise ProviderRulesError(refusals)
     return Plan(
         project=project,
         stack=stack,
@@ -254,4 +263,10 @@ async def _resolve_exports(exports: Mapping[str, Any]) -> tuple[dict[str, Any], 
     return values, secret
 
 
-__all__ = ["DuplicateResourceError", "Plan", "RecordedResource", "run_program"]
+__all__ = [
+    "DuplicateResourceError",
+    "Plan",
+    "ProviderRulesError",
+    "RecordedResource",
+    "run_program",
+]

@@ -1,7 +1,8 @@
 """`gpuinfra preview` end to end: plan, cost, policy, diff, and what gets printed or written.
 
-Exit codes: 0 fine, 1 a mandatory policy finding, 2 invalid settings or project files
-(2 wins when both happen, e.g. with `--all`).
+Exit codes: 0 fine, 1 a mandatory policy finding, 2 invalid settings or project files, or a
+resource the provider would refuse (`gpuinfra.provider_rules`); 2 wins when both happen
+(e.g. with `--all`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
     from .preemption import exposures
     from .preview import preview_stack
     from .project import ProjectError
+    from .provider_rules import ProviderRulesError
     from .render import plan_json, tree
 
     plan = None
@@ -72,7 +74,7 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
     else:
         try:
             plan, cloud = preview_stack(Path(args.cwd), stack)
-        except (ProjectError, SettingsError) as error:
+        except (ProjectError, SettingsError, ProviderRulesError) as error:
             print(f"error: {error}", file=sys.stderr)
             return EXIT_INVALID, ""
         view = from_plan(plan, cloud)
