@@ -93,6 +93,9 @@ class AlicloudSettings:
     """None: the driver ACK installs by default for the cluster version."""
     pod_cidr: str
     service_cidr: str
+    ack_version: str
+    """The full ACK version the cluster runs, e.g. `1.33.3-aliyun.1`: pinned in config or in
+    `ACK_VERSIONS`, never looked up, so a new ACK patch never upgrades a cluster by itself."""
 
 
 @dataclass(frozen=True)

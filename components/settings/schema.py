@@ -409,7 +409,9 @@ KEYS: tuple[ConfigKey, ...] = (
         [],
         "alicloud",
         "Alibaba Cloud: more instance types with the same GPUs (model and count) as "
-        "`gpuPoolInstanceType`, tried when it has no spot stock, e.g. ecs.gn7i-c16g1.4xlarge.",
+        "`gpuPoolInstanceType`, e.g. ecs.gn7i-c16g1.4xlarge. Not a fallback order: the "
+        "spot pool's scaling group (COST_OPTIMIZED) buys whichever listed type in stock has "
+        "the lowest price per vCPU, which can be the larger type.",
     ),
     _k(
         "gpuPoolOnDemandFallback",
@@ -418,6 +420,15 @@ KEYS: tuple[ConfigKey, ...] = (
         "alicloud",
         "Alibaba Cloud: create pay-as-you-go GPU nodes when no spot instance can be had "
         "(costs the on-demand price). False: wait for spot stock.",
+    ),
+    _k(
+        "ackVersion",
+        "string",
+        "",
+        "alicloud",
+        "Alibaba Cloud: the full ACK version, e.g. `1.33.3-aliyun.1`, of `kubernetesVersion`'s "
+        "minor. Empty: the version pinned for that minor in components/settings/clouds/"
+        "alicloud.py. Never looked up: changing it is the (control-plane) upgrade.",
     ),
     # Tencent Cloud only
     _k(
@@ -556,7 +567,7 @@ KEYS: tuple[ConfigKey, ...] = (
         10,
         "autoscaling",
         "Minutes a GPU node must be unneeded (and must have run since the last scale-up) before "
-        "the autoscaler removes it, 1 to 1440.",
+        "the autoscaler removes it, 1 to 1440 (Alibaba Cloud: 1 to 60).",
     ),
     _k(
         "maxGpus",
