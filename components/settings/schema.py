@@ -380,8 +380,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "gpuPoolSpot",
         "Most to pay for one spot GPU instance per hour, in the account's billing currency "
         "(e.g. `2.5`). Only with the spot strategy that takes a limit (Alibaba Cloud: "
-        "`gpuPoolSpotStrategy: SpotWithPriceLimit`; Tencent Cloud: any spot pool). Empty: no "
-        "limit.",
+        "`gpuPoolSpotStrategy: SpotWithPriceLimit`, empty: no limit; Tencent Cloud: required "
+        "for a spot pool).",
     ),
     _k(
         "gpuDriverVersion",
@@ -436,8 +436,18 @@ KEYS: tuple[ConfigKey, ...] = (
         "string",
         "",
         "tencentcloud",
-        "Tencent Cloud (required there): the account's APPID, e.g. `1250000000`. COS bucket "
-        "names end with `-<APPID>`; an empty `bucketName` becomes `<namePrefix>-data-<APPID>`.",
+        "Tencent Cloud (required there): the account's APPID, 10 digits, e.g. `1250000000`. COS "
+        "bucket names end with `-<APPID>`; an empty `bucketName` becomes "
+        "`<namePrefix>-data-<APPID>`.",
+    ),
+    _k(
+        "tkeZones",
+        "array",
+        [],
+        "tencentcloud",
+        "Tencent Cloud: the zone of each private subnet, in order, e.g. `[ap-guangzhou-3, "
+        "ap-guangzhou-4]`; as many as `availabilityZoneCount`. Empty: the zones that offer the "
+        "GPU type are looked up once, and existing subnets keep theirs.",
     ),
     _k(
         "gpuCudaVersion",

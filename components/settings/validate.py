@@ -113,6 +113,7 @@ def parse_settings(
             kubernetes_version=cluster.kubernetes_version,
             vpc_cidr=network.vpc_cidr,
             capacity_type=gpu_pool.capacity_type if gpu_pool is not None else "spot",
+            zone_count=network.availability_zone_count,
         )
         if cloud == "tencentcloud"
         else None
