@@ -58,8 +58,7 @@ RAM_ATTACHMENT = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
 
 
 def _referenced(ctx: RuleContext, value: Any, type_: str) -> RecordedResource | None:
-    found = ctx.by_id(value)
-    return found if found is not None and found.type == type_ else None
+    return ctx.by_id(value, type_)
 
 
 def _strings(value: Any) -> list[str]:
@@ -476,7 +475,7 @@ _ASSOCIATION_TYPES = {NAT: "Nat", INSTANCE: "EcsInstance"}
 )
 def eip_association_type(resource: RecordedResource, ctx: RuleContext) -> Iterator[Problem]:
     """InstanceType defaults to EcsInstance and must be given for anything else (Nat, ...)."""
-    target = ctx.by_id(resource.inputs.get("instanceId"))
+    target = ctx.by_id(resource.inputs.get("instanceId"), *_ASSOCIATION_TYPES)
     expected = _ASSOCIATION_TYPES.get(target.type) if target is not None else None
     given = resource.inputs.get("instanceType") or "EcsInstance"
     if expected is not None and given != expected:
