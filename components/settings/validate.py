@@ -23,6 +23,7 @@ from .clouds import RULES, CloudRules
 from .clouds import kubernetes as existing_cluster_rules
 from .clouds import tencentcloud as tencentcloud_rules
 from .clouds.alicloud import parse_alicloud
+from .clouds.aws import parse_aws
 from .clouds.kubernetes import parse_existing_cluster
 from .errors import SettingsError
 from .gpu_layer import parse_gpu_layer
@@ -104,6 +105,7 @@ def parse_settings(
             "required when trainingJobs is set: the Jobs checkpoint under it",
         )
 
+    aws = parse_aws(r) if cloud == "aws" else None
     alicloud = (
         parse_alicloud(r, cluster=cluster, network=network, access=access, gpu_pool=gpu_pool)
         if cloud == "alicloud"
@@ -154,6 +156,7 @@ def parse_settings(
         storage=storage,
         identity=identity,
         gpu_layer=gpu_layer,
+        aws=aws,
         alicloud=alicloud,
         tencentcloud=tencentcloud,
         existing_cluster=existing,
