@@ -208,14 +208,13 @@ def build(settings: Settings) -> ClusterHandle:
     # principals are admitted (else 401) and the node groups exist (else Deployments it awaits
     # have nowhere to run). An output that resolves only then carries those dependencies to
     # the Kubernetes provider built from it, in this stack or one reading it.
-    kubeconfig = pulumi.Output.secret(
-        pulumi.Output.all(
-            cluster.kubeconfig,
-            access.granted,
-            system_group.node_group_name,
-            gpu_group.node_group_name,
-        ).apply(lambda ready: str(ready[0]))
-    )
+    ready: pulumi.Output[str] = pulumi.Output.all(
+        cluster.kubeconfig,
+        access.granted,
+        system_group.node_group_name,
+        gpu_group.node_group_name,
+    ).apply(lambda parts: str(parts[0]))
+    kubeconfig: pulumi.Output[str] = pulumi.Output.secret(ready)
     handle = ClusterHandle(
         cloud="aws",
         cluster_name=cluster.cluster_name,
