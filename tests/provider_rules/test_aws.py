@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (literal resource inputs)
 """AWS provider rules: each one refuses an input that breaks it and accepts the stacks' own.
 
 Most cases are plain recorded resources (the engine's camelCase inputs, as a rule sees them);
@@ -10,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import pulumi_aws as aws
-import pytest
 
 from gpuinfra.engine import Plan, RecordedResource, run_program
 from gpuinfra.provider_rules import Refusal, check_resources
