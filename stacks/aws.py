@@ -111,6 +111,7 @@ def build(settings: Settings) -> ClusterHandle:
                 deploying_principal_arn(),
                 aws_settings.cluster_admin_arns if aws_settings else (),
             ),
+            tags=tags("cluster-access"),
         ),
     )
     node_role = NodeRole(prefix, NodeRoleArgs(partition=partition, tags=tags("nodes")))

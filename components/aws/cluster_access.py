@@ -14,7 +14,7 @@ workflow) plus `clusterAdminArns`.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -46,6 +46,7 @@ class ClusterAccessArgs:
     cluster_name: pulumi.Input[str]
     partition: str
     principal_arns: Sequence[str]
+    tags: Mapping[str, str]
 
 
 class ClusterAccess(pulumi.ComponentResource):
@@ -69,6 +70,7 @@ class ClusterAccess(pulumi.ComponentResource):
                 cluster_name=args.cluster_name,
                 principal_arn=principal,
                 type="STANDARD",
+                tags=dict(args.tags),
                 opts=pulumi.ResourceOptions(parent=self),
             )
             associations.append(
