@@ -11,6 +11,7 @@ from .gpu_layer import GpuLayerSettings
 
 if TYPE_CHECKING:
     from .autoscaling import AutoscalingSettings
+    from .clouds.aws import AwsSettings
     from .clouds.kubernetes import ExistingClusterSettings
     from .clouds.tencentcloud import TencentCloudSettings
     from .workstation import WorkstationSettings
@@ -113,6 +114,8 @@ class Settings:
     storage: StorageSettings
     identity: IdentitySettings
     gpu_layer: GpuLayerSettings
+    aws: AwsSettings | None = None
+    """Set only when `cloud` is aws."""
     alicloud: AlicloudSettings | None = None
     """Set only when `cloud` is alicloud."""
     tencentcloud: TencentCloudSettings | None = None

@@ -66,8 +66,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "1.35",
         "cluster",
         "Kubernetes minor version of the managed cluster, e.g. `1.35` (in EKS standard support "
-        "until 2027-03; older versions bill extended support). At least 1.31: "
-        "training Jobs rely on podFailurePolicy, GA in 1.31.",
+        "until 2027-03; older versions bill extended support, and EKS refuses those past it). "
+        "At least 1.31: training Jobs rely on podFailurePolicy, GA in 1.31. On AWS, raise it "
+        "one minor per `pulumi up`: node groups follow the cluster.",
     ),
     _k(
         "apiEndpointPublic",
@@ -392,6 +393,16 @@ KEYS: tuple[ConfigKey, ...] = (
         "`ack.aliyun.com/nvidia-driver-version` node label; TKE: the node pool's `gpu_args`, "
         "one of the versions in components/catalog/tencentcloud_gpu_drivers.py). Empty: the "
         "platform's default.",
+    ),
+    # AWS only (EKS)
+    _k(
+        "clusterAdminArns",
+        "array",
+        [],
+        "aws",
+        "AWS: IAM role or user ARNs (`arn:aws:iam::<account>:role/<name>`) given cluster-admin "
+        "access entries on the EKS cluster, besides the principal that runs `pulumi up` (which "
+        "always gets one), e.g. your SSO role or a self-hosted runner's role.",
     ),
     # Alibaba Cloud only
     _k(
