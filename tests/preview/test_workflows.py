@@ -271,3 +271,36 @@ def test_pack_venv_command_is_the_documented_one() -> None:
         r"python -m venv policy/venv && policy/venv/bin/pip install -q -r policy/requirements\.txt",
         command.strip(),
     ), command
+
+
+def _gpuinfra_invocations() -> Iterator[tuple[str, list[str]]]:
+    """(workflow, argv) of every `gpuinfra ...` command the workflows run, continuation
+    lines joined and shell variables replaced by a placeholder word."""
+    import shlex
+
+    for path in WORKFLOWS:
+        for job in yaml.safe_load(path.read_text())["jobs"].values():
+            for step in job.get("steps", []):
+                script = str(step.get("run", "")).replace("\\\n", " ")
+                for line in script.splitlines():
+                    match = re.search(r"(?:\.venv/bin/gpuinfra|-m gpuinfra)\s+(.*)", line)
+                    if not match:
+                        continue
+                    command = re.split(r"\s(?:>>?|\|\|?|&&)\s", match.group(1))[0]
+                    command = re.sub(r'"?\$\{?\w+\}?"?', "X", command)
+                    yield path.name, shlex.split(command)
+
+
+def test_every_gpuinfra_command_in_the_workflows_parses() -> None:
+    """A renamed or removed option would only fail on GitHub: parse each one here."""
+    import argparse
+
+    from gpuinfra.cli import build_parser
+
+    seen = list(_gpuinfra_invocations())
+    assert any("--diff-missing" in argv for _, argv in seen), seen
+    for workflow, argv in seen:
+        try:
+            build_parser().parse_args(argv)
+        except (SystemExit, argparse.ArgumentError) as error:  # the parser refused it
+            raise AssertionError(f"{workflow}: gpuinfra {' '.join(argv)}") from error
