@@ -4,8 +4,9 @@ Local writes are atomic: data goes to a temporary name in the same folder, is fs
 renamed over the final name, and the folder is fsync'ed. On object storage a PUT is atomic by
 itself (an object is either absent or complete), so files are spooled locally (hashing on the
 way), then uploaded under their final key. ``fsspec``/``s3fs`` are imported only for remote URIs,
-so a local run needs nothing beyond torch. Credentials come only from the environment / pod
-identity (the default AWS credential chain: env vars, IRSA web identity, instance profile).
+so a local run needs nothing beyond torch. Every object store is reached over the S3 API;
+credentials come only from the pod's identity: botocore's chain for ``s3://`` (IRSA web
+identity), the exchange in :mod:`trainer.identity` for ``oss://`` (RRSA) and ``cosn://`` (TKE).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import signal
 import threading
 import time
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
@@ -423,24 +423,6 @@ class Trainer:
     def _write_failed(self) -> bool:
         return self.async_ckpt is not None and self.async_ckpt.failed()
 
-    def _batches(self, epoch: int, start: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-        """The data of one epoch from a position. If fetching fails after a stop was requested
-        (a loader worker killed by the same signal), end the epoch: the state is that of the
-        last finished step, so the emergency checkpoint still follows. In DDP the ranks must
-        agree on the step, so there the error stands."""
-        it = iter(self.data.batches(epoch, start))
-        while True:
-            try:
-                batch = next(it)
-            except StopIteration:
-                return
-            except Exception as e:
-                if not (self.stop_requested and not self.ctx.enabled):
-                    raise
-                log.warning("data loading failed after the stop request (%r): checkpointing", e)
-                return
-            yield batch
-
     def fit(self) -> int:
         cfg, ctx = self.cfg, self.ctx
         if cfg.resume:
@@ -468,7 +450,7 @@ class Trainer:
         write_failed = False
         try:
             while self.step < self.total_steps and not stop:
-                for x, y in self._batches(epoch, start):
+                for x, y in self.data.batches(epoch, start):
                     x = x.to(self.device, non_blocking=True)
                     y = y.to(self.device, non_blocking=True)
                     if self.recipe.channels_last:
@@ -491,8 +473,6 @@ class Trainer:
                         self.checkpoint("periodic", sync=False)
                 if write_failed:
                     break
-                if not ctx.enabled and self.step < self.total_steps:
-                    stop = stop or self.stop_requested  # the loader failed after a signal
                 epoch, start = epoch + 1, 0
         finally:
             self.data.close()

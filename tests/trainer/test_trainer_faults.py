@@ -205,7 +205,7 @@ def test_a_global_batch_is_the_same_samples_however_it_is_split() -> None:
     assert sorted(other[0] + other[1]) == per_split[0][0]  # G=8 is a different stepping
 
 
-def test_changed_data_set_size_mid_epoch_is_refused(tmp_path: Path) -> None:
+def test_changed_data_set_size_is_refused(tmp_path: Path) -> None:
     root = str(tmp_path / "run")
     _stopped_at_2(root)
     args = [a for a in tiny_args(root, steps=8) if not a.startswith("--synthetic")]
