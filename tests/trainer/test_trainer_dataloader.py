@@ -72,7 +72,7 @@ def test_sigterm_to_the_process_group_reaches_the_emergency_checkpoint(
     tmp_path: Path, images: str
 ) -> None:
     """The loader workers get the signal too; they ignore it and the trainer checkpoints."""
-    roots = [str(tmp_path / f"run{i}") for i in range(4)]
+    roots = [str(tmp_path / f"run{i}") for i in range(3)]
     with ThreadPoolExecutor(len(roots)) as pool:
         outcomes = list(pool.map(lambda r: _sigterm_group(r, images, 3), roots))
     for root, (code, log) in zip(roots, outcomes, strict=True):

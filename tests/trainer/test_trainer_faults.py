@@ -227,21 +227,6 @@ def test_unwritable_checkpoint_uri_exits_64_with_one_line_before_training(
     assert "Traceback" not in err
 
 
-def test_unwritable_checkpoint_uri_in_a_real_process(tmp_path: Path) -> None:
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
-    proc = subprocess.run(
-        [sys.executable, "-m", "trainer", *tiny_args(str(blocker / "run"), steps=4)],
-        cwd=REPO,
-        env=subprocess_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == exit_codes.USER_ERROR, proc.stderr[-2000:]
-    assert proc.stderr.count("\n") == 1 and "is not writable" in proc.stderr, proc.stderr
-
-
 # ----------------------------------------------------------------------------- finding 7
 
 
