@@ -5,12 +5,14 @@ Layout under the run's URI::
     checkpoints/step_000000120/state.pt       torch.save of the whole training state
     checkpoints/step_000000120/manifest.json  written last: step, files, sizes, sha256
 
-A checkpoint counts as complete only when its manifest exists, parses, names files whose sizes
-and SHA-256 match, and ``state.pt`` loads. Anything else is skipped with a warning.
+A checkpoint counts as complete only when its manifest exists, parses with the fields and types
+this trainer writes, names files whose sizes and SHA-256 match, and ``state.pt`` loads.
+Anything else is skipped with a warning.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import random
@@ -93,17 +95,64 @@ def restore_rng_state(state: dict[str, Any]) -> None:
 
 @dataclass
 class SaveResult:
-    step: int
     seconds: float
     bytes: int
 
 
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def validate_manifest(manifest: Any, step: int) -> dict[str, Any]:
+    """The manifest if it has the fields and types this trainer writes; else CheckpointError."""
+    if not isinstance(manifest, dict):
+        raise CheckpointError(f"invalid manifest: a JSON {type(manifest).__name__}, not an object")
+    files = manifest.get("files")
+    entry = files.get(STATE_FILE) if isinstance(files, dict) else None
+    problems = []
+    if manifest.get("step") != step or not _is_int(manifest.get("step")):
+        problems.append(f"step {manifest.get('step')!r} is not the folder's {step}")
+    if not isinstance(entry, dict):
+        problems.append(f"files.{STATE_FILE} is missing or not an object")
+    else:
+        if not _is_int(entry.get("size")) or entry["size"] < 0:
+            problems.append(f"files.{STATE_FILE}.size {entry.get('size')!r} is not a size")
+        if not isinstance(entry.get("sha256"), str):
+            problems.append(f"files.{STATE_FILE}.sha256 {entry.get('sha256')!r} is not a digest")
+    if not _is_int(manifest.get("generation", 0)):
+        problems.append(f"generation {manifest.get('generation')!r} is not an integer")
+    if problems:
+        raise CheckpointError("invalid manifest: " + "; ".join(problems))
+    return manifest
+
+
+def generation_of(manifest: dict[str, Any]) -> int:
+    """Checkpoints written before generations existed count as generation 0."""
+    return int(manifest.get("generation", 0))
+
+
 class CheckpointManager:
-    """Saves, finds, validates, loads and prunes checkpoints in one :class:`Storage`."""
+    """Saves, finds, validates, loads and prunes checkpoints in one :class:`Storage`.
+
+    **Order.** Checkpoints are ordered by ``(generation, step)``. A run that resumes keeps the
+    generation of the checkpoint it loaded; a run that starts from scratch (``--no-resume``,
+    or nothing loadable) takes one above every generation in the folder. So a fresh run's
+    checkpoints outrank those of an earlier run under the same URI, even at lower steps, and
+    the next restart resumes the fresh run's work.
+
+    **Pruning keeps what resume can load.** A checkpoint counts towards ``keep_last`` only
+    once it has passed the same checks as a resume (manifest, size, SHA-256, ``torch.load``);
+    the ones this process wrote or loaded itself are known good, any other is verified once.
+    The checkpoint just written is never deleted. Partial and corrupt folders are deleted
+    only when they lie below the newest loadable checkpoint; newer ones are left for a human
+    (a resume skips them with a warning).
+    """
 
     def __init__(self, storage: Storage, keep_last: int = 3) -> None:
         self.storage = storage
         self.keep_last = keep_last
+        self.generation = 1
+        self._known_good: dict[int, tuple[int, bytes]] = {}  # step -> (generation, manifest)
 
     # -- writing
     def save(self, state: dict[str, Any], step: int, reason: str = "periodic") -> SaveResult:
@@ -113,34 +162,73 @@ class CheckpointManager:
         info = self.storage.write_file(
             f"{folder}/{STATE_FILE}", lambda w: torch.save(state, cast(BinaryIO, w))
         )
+        meta = state.get("meta", {})
         manifest = {
             "format": FORMAT_VERSION,
             "step": step,
+            "generation": self.generation,
             "epoch": state.get("epoch"),
             "batch_in_epoch": state.get("batch_in_epoch"),
+            "samples_seen_in_epoch": state.get("samples_seen_in_epoch"),
             "reason": reason,
             "created_unix": time.time(),
-            "world_size": state.get("meta", {}).get("world_size"),
+            "world_size": meta.get("world_size"),
+            "global_batch": meta.get("global_batch"),
             "files": {STATE_FILE: {"size": info.size, "sha256": info.sha256}},
         }
-        self.storage.write_bytes(
-            f"{folder}/{MANIFEST_FILE}", json.dumps(manifest, indent=1).encode()
-        )
+        raw = json.dumps(manifest, indent=1).encode()
+        self.storage.write_bytes(f"{folder}/{MANIFEST_FILE}", raw)
+        self._known_good[step] = (self.generation, raw)
         seconds = time.perf_counter() - t0
-        self.prune()
-        return SaveResult(step, seconds, info.size)
+        try:
+            self.prune(keep=step)
+        except Exception as e:  # the checkpoint is written; a failed clean-up is not fatal
+            log.warning("pruning old checkpoints in %s failed: %r", self.storage.uri, e)
+        return SaveResult(seconds, info.size)
 
-    def prune(self) -> None:
-        """Keep the newest ``keep_last`` complete checkpoints; drop stale partial ones."""
-        steps = self.list_steps()
-        complete = [s for s in steps if self.storage.exists(f"{step_dir(s)}/{MANIFEST_FILE}")]
-        keep = set(complete[: self.keep_last])
-        newest = complete[0] if complete else None
-        for s in steps:
-            if s in keep:
-                continue
-            if s in complete or (newest is not None and s < newest):
-                self.storage.remove_tree(step_dir(s))
+    def prune(self, keep: int) -> None:
+        """Keep the newest ``keep_last`` loadable checkpoints (always the one of step ``keep``);
+        delete older loadable ones and unloadable folders below the newest loadable one."""
+        loadable: list[tuple[int, int]] = []  # (generation, step)
+        broken: list[int] = []
+        for step in self.list_steps():
+            gen = self._loadable_generation(step)
+            if gen is None:
+                broken.append(step)
+            else:
+                loadable.append((gen, step))
+        loadable.sort(reverse=True)
+        kept = {s for _, s in loadable[: self.keep_last]} | {keep}
+        newest_step = max(kept)
+        for _, step in loadable:
+            if step not in kept:
+                self._remove(step, "older than the newest --keep-last")
+        for step in broken:
+            if step < newest_step:
+                self._remove(step, "partial or corrupt, below a loadable one")
+
+    def _remove(self, step: int, why: str) -> None:
+        log.info("removing checkpoint %s/%s (%s)", self.storage.uri, step_dir(step), why)
+        self.storage.remove_tree(step_dir(step))
+        self._known_good.pop(step, None)
+
+    def _loadable_generation(self, step: int) -> int | None:
+        """The generation of the checkpoint of ``step`` if a resume could load it, else None."""
+        try:
+            raw = self.storage.read_bytes(f"{step_dir(step)}/{MANIFEST_FILE}")
+        except FileNotFoundError:
+            return None
+        known = self._known_good.get(step)
+        if known is not None and known[1] == raw:
+            return known[0]
+        try:
+            _, manifest = self.load(step)
+        except CheckpointError as e:
+            log.warning(
+                "checkpoint %s/%s cannot be loaded: %s", self.storage.uri, step_dir(step), e
+            )
+            return None
+        return generation_of(manifest)
 
     # -- reading
     def list_steps(self) -> list[int]:
@@ -148,33 +236,33 @@ class CheckpointManager:
         steps = [parse_step(n) for n in self.storage.list_dirs(CHECKPOINT_DIR)]
         return sorted((s for s in steps if s is not None), reverse=True)
 
-    def read_manifest(self, step: int) -> dict[str, Any]:
-        folder = step_dir(step)
+    def _manifest_bytes(self, step: int) -> bytes:
         try:
-            raw = self.storage.read_bytes(f"{folder}/{MANIFEST_FILE}")
+            return self.storage.read_bytes(f"{step_dir(step)}/{MANIFEST_FILE}")
         except FileNotFoundError:
             raise CheckpointError("no manifest (partial write)") from None
+
+    def read_manifest(self, step: int) -> dict[str, Any]:
+        raw = self._manifest_bytes(step)
         try:
-            manifest = json.loads(raw)
-            files = manifest["files"]
-            if manifest["step"] != step or STATE_FILE not in files:
-                raise ValueError("manifest does not match its folder")
-        except (ValueError, KeyError, TypeError) as e:
+            parsed = json.loads(raw)
+        except ValueError as e:
             raise CheckpointError(f"invalid manifest: {e}") from None
-        return manifest
+        return validate_manifest(parsed, step)
 
     def load(self, step: int) -> tuple[dict[str, Any], dict[str, Any]]:
         """Validate and load the checkpoint of ``step`` to CPU; raise CheckpointError."""
+        raw = self._manifest_bytes(step)
         manifest = self.read_manifest(step)
         expected = manifest["files"][STATE_FILE]
         try:
             with self.storage.fetch(f"{step_dir(step)}/{STATE_FILE}") as path:
                 got: FileInfo = file_info(path)
-                if got.size != expected.get("size"):
+                if got.size != expected["size"]:
                     raise CheckpointError(
-                        f"size mismatch: {got.size} bytes, manifest says {expected.get('size')}"
+                        f"size mismatch: {got.size} bytes, manifest says {expected['size']}"
                     )
-                if got.sha256 != expected.get("sha256"):
+                if got.sha256 != expected["sha256"]:
                     raise CheckpointError("sha256 mismatch")
                 try:
                     state = torch.load(path, map_location="cpu", weights_only=True)
@@ -184,18 +272,40 @@ class CheckpointManager:
             raise CheckpointError(f"{STATE_FILE} missing") from None
         if not isinstance(state, dict) or state.get("step") != step:
             raise CheckpointError("state does not match its manifest")
+        self._known_good[step] = (generation_of(manifest), raw)
         return state, manifest
 
-    def find_latest(self, load: bool = True) -> tuple[int, dict[str, Any] | None] | None:
-        """The newest complete checkpoint as ``(step, state)``; warns about each one skipped."""
+    def candidates(self) -> tuple[list[int], dict[int, str]]:
+        """Checkpoint steps with a valid manifest in resume order, by (generation, step),
+        newest first; and why each other folder cannot be loaded."""
+        ranked: list[tuple[int, int]] = []
+        broken: dict[int, str] = {}
         for step in self.list_steps():
+            try:
+                ranked.append((generation_of(self.read_manifest(step)), step))
+            except CheckpointError as e:
+                broken[step] = str(e)
+        return [s for _, s in sorted(ranked, reverse=True)], broken
+
+    def newest_generation(self) -> int:
+        """The highest generation of any readable manifest (0 when there is none)."""
+        gens = [0]
+        for step in self.list_steps():
+            with contextlib.suppress(CheckpointError):
+                gens.append(generation_of(self.read_manifest(step)))
+        return max(gens)
+
+    def find_latest(self) -> tuple[int, dict[str, Any], dict[str, Any]] | None:
+        """The newest loadable checkpoint as ``(step, state, manifest)``; warns about each one
+        skipped."""
+        ranked, broken = self.candidates()
+        for step, why in broken.items():
+            log.warning("skipping checkpoint %s/%s: %s", self.storage.uri, step_dir(step), why)
+        for step in ranked:
             name = f"{self.storage.uri}/{step_dir(step)}"
             try:
-                if load:
-                    state, _ = self.load(step)
-                    return step, state
-                self.read_manifest(step)
-                return step, None
+                state, manifest = self.load(step)
+                return step, state, manifest
             except CheckpointError as e:
                 log.warning("skipping checkpoint %s: %s", name, e)
         return None
@@ -204,11 +314,17 @@ class CheckpointManager:
 # ----------------------------------------------------------------------------- async
 
 
+class CheckpointWriteError(Exception):
+    """A checkpoint could not be written (exit code ``CHECKPOINT_FAILED``)."""
+
+
 class AsyncCheckpointer:
     """Copy state into reused CPU buffers (pinned for CUDA), write in a background thread.
 
     Only the copy blocks the training loop; after the first checkpoint no memory is allocated,
     because the same buffers are reused (at most one write is in flight, so they are free).
+    A failed write is raised by :meth:`wait` and reported by :meth:`failed` as soon as the
+    thread has ended, so training never goes on believing it is saved.
     """
 
     def __init__(self, manager: CheckpointManager) -> None:
@@ -242,12 +358,21 @@ class AsyncCheckpointer:
         return obj  # int, float, str, bool, None: immutable
 
     def submit(self, state: dict[str, Any], step: int, reason: str = "periodic") -> float:
-        """Stage ``state`` and start writing it; returns the seconds the caller was blocked."""
+        """Stage ``state`` and start writing it; returns the seconds the caller was blocked.
+
+        If the previous write failed, nothing new is started and the failure stays reported
+        by :meth:`failed` (the loop checks it after every step, on every rank)."""
         t0 = time.perf_counter()
-        self.wait()
+        if self._thread is not None:
+            self._thread.join()
         waited = time.perf_counter() - t0
         if waited > 0.05:
             log.info("waited %.2fs for the previous checkpoint write to finish", waited)
+        if self._error is not None:
+            log.error(
+                "not checkpointing step %d: the write of step %s failed", step, self.pending_step
+            )
+            return time.perf_counter() - t0
         cuda_copies: list[bool] = []
         staged = self._stage(state, "", cuda_copies)
         event = None
@@ -272,15 +397,16 @@ class AsyncCheckpointer:
                 self._result.bytes / 1e6,
                 self._result.seconds,
             )
-        except BaseException as e:  # reported by wait()
+        except BaseException as e:  # raised by wait()
             self._error = e
 
-    @property
-    def busy(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+    def failed(self) -> bool:
+        """True once a background write has ended in an error (no waiting)."""
+        return self._error is not None and not (self._thread and self._thread.is_alive())
 
     def wait(self) -> SaveResult | None:
-        """Wait for the write in flight; log (not raise) its failure. Returns its result."""
+        """Wait for the write in flight and return its result; raise
+        :class:`CheckpointWriteError` if it failed."""
         if self._thread is None:
             return None
         self._thread.join()
@@ -289,6 +415,7 @@ class AsyncCheckpointer:
         result, self._result = self._result, None
         if self._error is not None:
             err, self._error = self._error, None
-            log.error("background checkpoint of step %s failed: %r", step, err)
-            return None
+            raise CheckpointWriteError(
+                f"background checkpoint of step {step} failed: {type(err).__name__}: {err}"
+            ) from err
         return result

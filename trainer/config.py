@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from trainer.errors import UserError
 
@@ -40,13 +40,14 @@ class Config:
     checkpoint_every_seconds: float = 0.0
     keep_last: int = 3
     async_checkpoint: bool = False
-    s3_endpoint_url: str | None = None
+    storage_endpoint_url: str | None = None
+    storage_region: str | None = None
+    sts_endpoint_url: str | None = None
     s3_addressing_style: str = "auto"
     staging_dir: str | None = None
     log_every_steps: int = 10
     tensorboard: bool = True
     resume: bool = True
-    extra: dict[str, str] = field(default_factory=dict)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -142,8 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("checkpoints")
     g.add_argument(
         "--checkpoint-uri",
-        default=os.environ.get("TRAINER_CHECKPOINT_URI", "./trainer-run"),
-        help="local path or s3://bucket/prefix (env TRAINER_CHECKPOINT_URI)",
+        default=os.environ.get("CHECKPOINT_URI")
+        or os.environ.get("TRAINER_CHECKPOINT_URI", "./trainer-run"),
+        help="local path, s3://, oss:// or cosn://bucket/prefix "
+        "(env CHECKPOINT_URI, then TRAINER_CHECKPOINT_URI)",
     )
     g.add_argument("--checkpoint-every-steps", type=_non_negative_int, default=0)
     g.add_argument("--checkpoint-every-seconds", type=_non_negative_float, default=0.0)
@@ -154,10 +157,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="copy state to reused (pinned) CPU buffers and write in a background thread",
     )
     g.add_argument(
+        "--storage-endpoint-url",
         "--s3-endpoint-url",
+        dest="storage_endpoint_url",
         default=None,
-        help="S3-compatible endpoint (MinIO, Alibaba OSS, Tencent COS); "
-        "default: env AWS_ENDPOINT_URL",
+        help="the bucket's S3-compatible endpoint (needed for oss:// and cosn://); "
+        "default: env STORAGE_ENDPOINT_URL, then AWS_ENDPOINT_URL",
+    )
+    g.add_argument(
+        "--storage-region",
+        default=os.environ.get("STORAGE_REGION") or None,
+        help="the bucket's region (env STORAGE_REGION)",
+    )
+    g.add_argument(
+        "--sts-endpoint-url",
+        default=os.environ.get("STORAGE_STS_ENDPOINT_URL") or None,
+        help="STS endpoint of the oss:// and cosn:// identity exchange (env "
+        "STORAGE_STS_ENDPOINT_URL; default: the cloud library's own). s3:// uses botocore's "
+        "settings (AWS_ENDPOINT_URL_STS)",
     )
     g.add_argument(
         "--s3-addressing-style",
@@ -190,6 +207,8 @@ def parse_args(argv: list[str] | None = None) -> Config:
         raise UserError("--checkpoint-uri must not be empty")
     if cfg.data_dir is not None and not os.path.isdir(cfg.data_dir):
         raise UserError(f"--data-dir {cfg.data_dir!r} is not a directory")
-    if cfg.s3_endpoint_url is None:
-        cfg.s3_endpoint_url = os.environ.get("AWS_ENDPOINT_URL") or None
+    if cfg.storage_endpoint_url is None:
+        cfg.storage_endpoint_url = (
+            os.environ.get("STORAGE_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL") or None
+        )
     return cfg

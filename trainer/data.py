@@ -10,6 +10,7 @@ by its global step: ``epoch = step // steps_per_epoch``, ``batch = step % steps_
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 
 import torch
@@ -61,6 +62,9 @@ class DataSource:
 
     def batches(self, epoch: int, start: int) -> Iterator[Batch]:
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release loader processes (nothing to do for in-memory data)."""
 
 
 class SyntheticData(DataSource):
@@ -119,14 +123,33 @@ class _FolderDataset(torch.utils.data.Dataset):
 
 
 class _IndexBatches(torch.utils.data.Sampler):
-    def __init__(self, batches: list[torch.Tensor]) -> None:
-        self._batches = batches
+    """The batch sampler of the one persistent loader: set to an epoch's batches before each
+    pass (the main process iterates it and hands the indices to the workers)."""
+
+    def __init__(self) -> None:
+        self.batches: list[torch.Tensor] = []
 
     def __iter__(self) -> Iterator[list[int]]:
-        return (b.tolist() for b in self._batches)
+        return (b.tolist() for b in self.batches)
 
     def __len__(self) -> int:
-        return len(self._batches)
+        return len(self.batches)
+
+
+_STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT}
+
+
+def _ignore_stop_signals(worker_id: int) -> None:
+    """Loader workers leave SIGTERM/SIGINT to the main process.
+
+    Kubernetes, and a plain ``torchrun``, signal every process of the container or group. A
+    worker that died of it made the main process fail (exit 1, no checkpoint) or hang in the
+    loader's shutdown. The workers start with both signals blocked (see ``_loader_iter``), so
+    none can arrive before this runs; a signal that is pending by then is dropped.
+    """
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
 
 
 class ImageFolderData(DataSource):
@@ -172,15 +195,48 @@ class ImageFolderData(DataSource):
         self.image_size, self.num_classes = image_size, len(classes)
         self.workers, self.pin_memory = workers, pin_memory
         self.dataset = _FolderDataset(samples, "L" if channels == 1 else "RGB", image_size)
+        self._sampler = _IndexBatches()
+        self._loader: torch.utils.data.DataLoader | None = None  # type: ignore[type-arg]
+        self._started = False
+
+    def _loader_iter(self) -> Iterator[Batch]:
+        """An iterator of the one loader; its workers start once and persist across epochs.
+
+        The loader draws its workers' base seed from a generator of its own, not from the
+        global torch RNG, so creating it at another moment (in a resumed run) leaves the
+        training's random stream (dropout) exactly as in an uninterrupted run.
+        """
+        if self._loader is None:
+            g = torch.Generator().manual_seed(self.seed * 1_000_003 + self.rank)
+            self._loader = torch.utils.data.DataLoader(
+                self.dataset,
+                batch_sampler=self._sampler,
+                num_workers=self.workers,
+                pin_memory=self.pin_memory,
+                persistent_workers=self.workers > 0,
+                worker_init_fn=_ignore_stop_signals if self.workers > 0 else None,
+                generator=g,
+            )
+        if self.workers == 0 or self._started:
+            return iter(self._loader)
+        # Workers are forked here: with SIGTERM/SIGINT blocked until each ignores them.
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            it = iter(self._loader)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)  # a pending signal lands now
+        self._started = True
+        return it
 
     def batches(self, epoch: int, start: int) -> Iterator[Batch]:
-        idx_batches = shard_batches(
+        self._sampler.batches = shard_batches(
             self.size, self.seed, epoch, self.rank, self.world, self.batch_size
         )[start:]
-        loader = torch.utils.data.DataLoader(
-            self.dataset,
-            batch_sampler=_IndexBatches(idx_batches),
-            num_workers=self.workers,
-            pin_memory=self.pin_memory,
-        )
-        yield from loader
+        yield from self._loader_iter()
+
+    def close(self) -> None:
+        """Stop the persistent workers (also when a stop left an epoch half read)."""
+        loader, self._loader, self._started = self._loader, None, False
+        iterator = getattr(loader, "_iterator", None)
+        if iterator is not None and hasattr(iterator, "_shutdown_workers"):
+            iterator._shutdown_workers()

@@ -1,19 +1,26 @@
 """Process exit codes of the reference trainer, the contract with the Job's podFailurePolicy.
 
-The numbers follow BSD ``sysexits.h`` where one fits, so that they are distinct from the codes
-the shell and the container runtime produce on their own (1 for an uncaught Python exception,
-2 for an argparse error, 128+N for a process killed by signal N: 137 for SIGKILL/OOM, 143 for
-an unhandled SIGTERM).
+The numbers follow BSD ``sysexits.h`` (64 ``EX_USAGE``, 74 ``EX_IOERR``, 75 ``EX_TEMPFAIL``)
+where one fits, so that they are distinct from the codes the shell and the container runtime
+produce on their own (1 for an uncaught Python exception, 2 for an argparse error, 128+N for a
+process killed by signal N: 137 for SIGKILL/OOM, 143 for an unhandled SIGTERM).
 
 ========  ===================  ==============================================================
 code      name                 meaning / suggested podFailurePolicy action
 ========  ===================  ==============================================================
 0         ``OK``               training finished; ``final/model.pt`` is written.
 64        ``USER_ERROR``       bad arguments, unusable data (missing or empty ``--data-dir``,
-                               unreadable image), unsupported checkpoint URI, a checkpoint
-                               made for a different model, a missing optional package that a
-                               chosen option needs. Retrying cannot help:
+                               unreadable image), an unsupported or unwritable checkpoint
+                               URI, missing pod identity env, a checkpoint made for a
+                               different model or global batch, a missing optional package
+                               that a chosen option needs. Retrying cannot help:
                                ``action: FailJob``.
+74        ``CHECKPOINT_FAILED``  a checkpoint could not be written (a background write failed,
+                               or the final or emergency one): the run stops at once rather
+                               than train on with nothing saved. Work since the newest
+                               loadable checkpoint is lost; a retry resumes from it. Usually a
+                               storage outage: no rule needed, it counts towards
+                               ``backoffLimit`` like 1.
 75        ``PREEMPTED``        SIGTERM (node drain, spot/preemptible notice) was received;
                                the current step was finished and a complete checkpoint of
                                that step was written before exiting. Retrying resumes
@@ -45,6 +52,7 @@ from __future__ import annotations
 OK = 0
 UNEXPECTED_ERROR = 1
 USER_ERROR = 64
+CHECKPOINT_FAILED = 74  # EX_IOERR
 PREEMPTED = 75
 
 #: exit codes after which a retry of the same pod spec can succeed and loses no work.
@@ -56,6 +64,7 @@ NAMES = {
     OK: "OK",
     UNEXPECTED_ERROR: "UNEXPECTED_ERROR",
     USER_ERROR: "USER_ERROR",
+    CHECKPOINT_FAILED: "CHECKPOINT_FAILED",
     PREEMPTED: "PREEMPTED",
 }
 

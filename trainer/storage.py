@@ -4,17 +4,20 @@ Local writes are atomic: data goes to a temporary name in the same folder, is fs
 renamed over the final name, and the folder is fsync'ed. On object storage a PUT is atomic by
 itself (an object is either absent or complete), so files are spooled locally (hashing on the
 way), then uploaded under their final key. ``fsspec``/``s3fs`` are imported only for remote URIs,
-so a local run needs nothing beyond torch. Credentials come only from the environment / pod
-identity (the default AWS credential chain: env vars, IRSA web identity, instance profile).
+so a local run needs nothing beyond torch. Every object store is reached over the S3 API;
+credentials come only from the pod's identity: botocore's chain for ``s3://`` (IRSA web
+identity), the exchange in :mod:`trainer.identity` for ``oss://`` (RRSA) and ``cosn://`` (TKE).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
 import shutil
+import socket
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
@@ -27,15 +30,6 @@ from trainer.errors import UserError
 log = logging.getLogger("trainer")
 
 _CHUNK = 8 << 20
-
-OSS_HINT = (
-    "use s3://<bucket>/<prefix> with --s3-endpoint-url https://s3.oss-<region>.aliyuncs.com "
-    "--s3-addressing-style virtual (Alibaba OSS is S3-compatible)"
-)
-COS_HINT = (
-    "use s3://<bucket-appid>/<prefix> with --s3-endpoint-url https://cos.<region>.myqcloud.com "
-    "--s3-addressing-style virtual (Tencent COS is S3-compatible)"
-)
 
 
 @dataclass(frozen=True)
@@ -117,6 +111,9 @@ class Storage:
     def remove_tree(self, rel: str) -> None:
         raise NotImplementedError
 
+    def remove_file(self, rel: str) -> None:
+        raise NotImplementedError
+
     def local_dir(self, rel: str) -> str | None:
         """A local folder that *is* ``rel`` (local storage), or None (remote)."""
         return None
@@ -176,6 +173,10 @@ class LocalStorage(Storage):
 
     def remove_tree(self, rel: str) -> None:
         shutil.rmtree(self._p(rel), ignore_errors=True)
+
+    def remove_file(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._p(rel))
 
     def local_dir(self, rel: str) -> str | None:
         path = self._p(rel)
@@ -247,6 +248,10 @@ class FsspecStorage(Storage):
             self.fs.rm(self._p(rel), recursive=True)
         self.fs.invalidate_cache()
 
+    def remove_file(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.fs.rm_file(self._p(rel))
+
     def upload_dir(self, local: str, rel: str) -> None:
         for folder, _, files in os.walk(local):
             for name in files:
@@ -259,13 +264,58 @@ class FsspecStorage(Storage):
                 self._uploaded[sub] = size
 
 
+PROBE_FILE = ".trainer-write-probe"
+#: errno values that say "this location cannot be written by this identity", not an outage
+_REFUSED = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ENOENT}
+
+
+def probe_writable(storage: Storage) -> None:
+    """Write, read back and delete a small file under the root, so that a URI this run can
+    never write to stops the run at the start with exit 64 (not after hours, with a traceback
+    and a retry). Outages (timeouts, connection errors) are not the user's mistake: they
+    propagate and the Job retries."""
+    payload = f"{socket.gethostname()} {os.getpid()}".encode()
+    try:
+        storage.write_bytes(PROBE_FILE, payload)
+        if storage.read_bytes(PROBE_FILE) != payload:
+            raise PermissionError("what was written reads back differently")
+        storage.remove_file(PROBE_FILE)
+    except Exception as e:
+        refused = isinstance(e, (PermissionError, FileNotFoundError, NotADirectoryError))
+        refused |= isinstance(e, OSError) and e.errno in _REFUSED
+        refused |= type(e).__name__ in ("NoCredentialsError", "PartialCredentialsError")
+        if not refused:
+            raise
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise UserError(
+            f"--checkpoint-uri {storage.uri} is not writable: {type(e).__name__}: {reason}"
+        ) from None
+
+
+#: URI schemes of object storage, all reached over the S3 API (OSS and COS are S3-compatible)
+OBJECT_SCHEMES = ("s3", "s3a", "oss", "cosn", "cos")
+#: what the README calls each scheme's bucket, for messages
+ENDPOINT_EXAMPLE = {
+    "oss": "https://s3.oss-<region>-internal.aliyuncs.com",
+    "cosn": "https://cos.<region>.myqcloud.com",
+}
+
+
 def open_storage(
     uri: str,
-    s3_endpoint_url: str | None = None,
-    s3_addressing_style: str = "auto",
+    endpoint_url: str | None = None,
+    addressing_style: str = "auto",
     staging_dir: str | None = None,
+    region: str | None = None,
+    sts_endpoint_url: str | None = None,
 ) -> Storage:
-    """Storage for ``uri``; raises :class:`UserError` for unsupported or unsafe URIs."""
+    """Storage for ``uri``; raises :class:`UserError` for unsupported or unsafe URIs.
+
+    ``s3://`` uses botocore's default credential chain (IRSA web identity on EKS).
+    ``oss://`` and ``cosn://`` (``cos://`` too) exchange the pod identity that ACK RRSA or
+    TKE injected for temporary keys (:mod:`trainer.identity`) and talk to the bucket over
+    the S3 API at ``endpoint_url``, virtual-hosted.
+    """
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
     if scheme in ("", "file"):
@@ -274,28 +324,55 @@ def open_storage(
         raise UserError(
             "credentials in --checkpoint-uri are not accepted; use the environment or pod identity"
         )
-    if scheme == "oss":
-        raise UserError(f"oss:// is not supported natively; {OSS_HINT}")
-    if scheme in ("cos", "cosn"):
-        raise UserError(f"{scheme}:// has no maintained fsspec file system; {COS_HINT}")
-    if scheme not in ("s3", "s3a"):
-        raise UserError(f"unsupported --checkpoint-uri scheme {scheme}://; use a path or s3://")
+    if scheme not in OBJECT_SCHEMES:
+        raise UserError(
+            f"unsupported --checkpoint-uri scheme {scheme}://; use a path, s3://, oss:// or cosn://"
+        )
     if not parts.netloc:
         raise UserError(f"--checkpoint-uri {uri!r} has no bucket")
+    family = {"s3a": "s3", "cos": "cosn"}.get(scheme, scheme)
+    session = None
+    config_kwargs: dict[str, Any] = {}
+    if family != "s3":
+        if not endpoint_url:
+            raise UserError(
+                f"{scheme}:// needs the bucket's S3-compatible endpoint: --storage-endpoint-url "
+                f"or STORAGE_ENDPOINT_URL (e.g. {ENDPOINT_EXAMPLE[family]})"
+            )
+        from trainer import identity
+
+        identity.check_identity_env(family)
+        if addressing_style == "auto":
+            addressing_style = "virtual"  # OSS refuses path style; COS expects virtual hosts
+        # OSS and COS do not take the aws-chunked uploads with trailing checksums that
+        # botocore >= 1.36 sends by default: checksums only where the API requires them.
+        config_kwargs["request_checksum_calculation"] = "when_required"
+        config_kwargs["response_checksum_validation"] = "when_required"
+        if family == "oss":
+            # Alibaba's guide to AWS SDKs (help.aliyun.com/zh/oss/developer-reference/
+            # use-aws-sdks-to-access-oss, Python): boto3 with signature_version "s3".
+            config_kwargs["signature_version"] = "s3"
+        exchange = identity.exchange_for(family, sts_endpoint_url, region)
+        session = identity.session_with(exchange, identity.PLATFORM[family])
     try:
         import s3fs
     except ImportError as e:  # missing, or broken by a mismatched botocore/aiobotocore pair
         raise UserError(
-            f"s3:// checkpoints need a working s3fs ({e}); see requirements.txt"
+            f"{scheme}:// checkpoints need a working s3fs ({e}); see requirements.txt"
         ) from None
     client_kwargs: dict[str, Any] = {}
-    if s3_endpoint_url:
-        client_kwargs["endpoint_url"] = s3_endpoint_url
-    config_kwargs: dict[str, Any] = {}
-    if s3_addressing_style != "auto":
-        config_kwargs["s3"] = {"addressing_style": s3_addressing_style}
-    # No key/secret arguments: s3fs/botocore use the default credential chain.
+    if endpoint_url:
+        client_kwargs["endpoint_url"] = endpoint_url
+    if region:
+        client_kwargs["region_name"] = region
+    if addressing_style != "auto":
+        config_kwargs["s3"] = {"addressing_style": addressing_style}
+    # No key/secret arguments: s3:// takes botocore's default chain, oss:// and cosn:// the
+    # session holding the pod identity's temporary credentials.
     fs = s3fs.S3FileSystem(
-        client_kwargs=client_kwargs, config_kwargs=config_kwargs, skip_instance_cache=True
+        session=session,
+        client_kwargs=client_kwargs,
+        config_kwargs=config_kwargs,
+        skip_instance_cache=True,
     )
-    return FsspecStorage(f"s3://{parts.netloc}{parts.path}", fs, staging_dir)
+    return FsspecStorage(f"{scheme}://{parts.netloc}{parts.path}", fs, staging_dir)

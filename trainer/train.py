@@ -22,7 +22,9 @@ from trainer import __version__, exit_codes
 from trainer.checkpoint import (
     AsyncCheckpointer,
     CheckpointManager,
+    CheckpointWriteError,
     capture_rng_state,
+    generation_of,
     restore_rng_state,
 )
 from trainer.config import Config
@@ -30,14 +32,10 @@ from trainer.data import DataSource, ImageFolderData, SyntheticData
 from trainer.distributed import DistContext, init_distributed
 from trainer.errors import UserError
 from trainer.models import SPECS, build_model
-from trainer.storage import open_storage
+from trainer.storage import open_storage, probe_writable
 from trainer.tblog import TensorBoardLog
 
 log = logging.getLogger("trainer")
-
-# With fp16 the GradScaler skips optimizer steps whose gradients overflowed; the scheduler still
-# steps (the schedule counts training steps), which makes torch warn on the first skipped step.
-warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler.step\(\)`")
 
 FINAL_MODEL = "final/model.pt"
 
@@ -134,6 +132,8 @@ class Trainer:
             "precision": self.recipe.precision,
             "world_size": ctx.world,
             "batch_size": cfg.batch_size,
+            "global_batch": cfg.batch_size * ctx.world,
+            "dataset_size": self.data.size,
             "seed": cfg.seed,
             "trainer_version": __version__,
         }
@@ -169,8 +169,14 @@ class Trainer:
             self.device.type, enabled=self.recipe.precision == "fp16"
         )
         self.storage = open_storage(
-            cfg.checkpoint_uri, cfg.s3_endpoint_url, cfg.s3_addressing_style, cfg.staging_dir
+            cfg.checkpoint_uri,
+            cfg.storage_endpoint_url,
+            cfg.s3_addressing_style,
+            cfg.staging_dir,
+            cfg.storage_region,
+            cfg.sts_endpoint_url,
         )
+        self._probe_storage()
         self.manager = CheckpointManager(self.storage, cfg.keep_last)
         self.async_ckpt = AsyncCheckpointer(self.manager) if cfg.async_checkpoint else None
         self.tb = TensorBoardLog(self.storage, cfg.tensorboard and ctx.is_main, cfg.staging_dir)
@@ -209,6 +215,19 @@ class Trainer:
             self.device,
         )
 
+    def _probe_storage(self) -> None:
+        """Rank 0 (the only writer) checks that the URI is writable; every rank stops with
+        the same one-line error if not."""
+        problem: str | None = None
+        if self.ctx.is_main:
+            try:
+                probe_writable(self.storage)
+            except UserError as e:
+                problem = str(e)
+        problem = self.ctx.broadcast_object(problem)
+        if problem is not None:
+            raise UserError(problem)
+
     def request_stop(self, signum: int | None = None) -> None:
         """Finish the current step, checkpoint, exit with PREEMPTED (signal handler)."""
         if not self.stop_requested:
@@ -217,11 +236,14 @@ class Trainer:
 
     # ------------------------------------------------------------------ state
     def state_dict(self, rng: list[dict[str, Any]]) -> dict[str, Any]:
+        batch_in_epoch = self.step % self.steps_per_epoch
         return {
             "format": 1,
             "step": self.step,
             "epoch": self.step // self.steps_per_epoch,
-            "batch_in_epoch": self.step % self.steps_per_epoch,
+            "batch_in_epoch": batch_in_epoch,
+            # the data position: a prefix of the epoch's permutation, whatever the sharding
+            "samples_seen_in_epoch": batch_in_epoch * self.meta["global_batch"],
             "model": self.model.state_dict(),
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
@@ -238,20 +260,13 @@ class Trainer:
                     f"checkpoint in {self.storage.uri} was made with {key}={meta.get(key)!r}, "
                     f"this run has {key}={self.meta[key]!r}; use another --checkpoint-uri"
                 )
+        self._check_data_position(state)
         self.model.load_state_dict(state["model"])
         self.optimizer.load_state_dict(state["optimizer"])
         self.scheduler.load_state_dict(state["scheduler"])
         if self.scaler.is_enabled() and state.get("scaler"):
             self.scaler.load_state_dict(state["scaler"])
         rng = state.get("rng") or []
-        if meta.get("world_size") != self.ctx.world:
-            log.warning(
-                "checkpoint was written by %s process(es), this run has %d: the data order "
-                "after step %d differs from an uninterrupted run",
-                meta.get("world_size"),
-                self.ctx.world,
-                state["step"],
-            )
         if self.ctx.rank < len(rng):
             restore_rng_state(rng[self.ctx.rank])
         else:
@@ -259,14 +274,62 @@ class Trainer:
         self.step = int(state["step"])
         self.last_saved_step = self.step
 
+    def _check_data_position(self, state: dict[str, Any]) -> None:
+        """Go on only where the saved data position means the same samples in this run.
+
+        Every epoch is one permutation of the data set; after ``k`` steps of a global batch
+        ``G`` (per-process batch x processes) the epoch has used exactly its first ``k*G``
+        samples, however they were split over the processes. So a run with the same data set
+        size and the same ``G`` continues exactly (another split of ``G`` over processes is
+        remapped: same step, same samples per step). Anything else would train some samples
+        twice or skip them, and change what a step means for ``--max-steps`` and the LR
+        schedule: exit 64 with what to change.
+        """
+        meta = state.get("meta", {})
+        saved_world, saved_batch = meta.get("world_size"), meta.get("batch_size")
+        saved_global = meta.get("global_batch")
+        if saved_global is None and saved_world is not None and saved_batch is not None:
+            saved_global = saved_world * saved_batch  # written before global_batch was kept
+        here = self.meta["global_batch"]
+        where = f"checkpoint of step {state['step']} in {self.storage.uri}"
+        if saved_global is not None and saved_global != here:
+            raise UserError(
+                f"{where} was written with a global batch of {saved_global} samples "
+                f"(--batch-size {saved_batch} x {saved_world} process(es)); this run has "
+                f"{here} (--batch-size {self.cfg.batch_size} x {self.ctx.world}): resuming would "
+                f"train samples twice or skip them. Keep --batch-size x processes = "
+                f"{saved_global}, or use another --checkpoint-uri"
+            )
+        saved_size = meta.get("dataset_size")
+        if saved_size is not None and saved_size != self.data.size:
+            raise UserError(
+                f"{where} was written for a data set of {saved_size} samples, this run has "
+                f"{self.data.size}: the saved data position does not apply; use another "
+                "--checkpoint-uri"
+            )
+        if saved_world is not None and saved_world != self.ctx.world:
+            log.info(
+                "%s was written by %s process(es) of batch %s; this run has %d of batch %d: "
+                "the same global batch, so the data position maps exactly (step %d)",
+                where,
+                saved_world,
+                saved_batch,
+                self.ctx.world,
+                self.cfg.batch_size,
+                state["step"],
+            )
+
     def resume(self) -> None:
         """Rank 0 picks the newest complete checkpoint; every rank loads that one."""
         chosen: int | None = None
         state: dict[str, Any] | None = None
         if self.ctx.is_main:
-            found = self.manager.find_latest(load=True)
+            found = self.manager.find_latest()
             if found is not None:
-                chosen, state = found
+                chosen, state, manifest = found
+                self.manager.generation = generation_of(manifest)
+            else:
+                self.start_new_generation()
         chosen = self.ctx.broadcast_object(chosen)
         if chosen is None:
             log.info("no complete checkpoint in %s: starting at step 0", self.storage.uri)
@@ -284,6 +347,11 @@ class Trainer:
         )
         self.timings["resume_apply_s"] = time.perf_counter() - t0
 
+    def start_new_generation(self) -> None:
+        """A run that starts at step 0 ranks its checkpoints above everything in the folder."""
+        if self.ctx.is_main:
+            self.manager.generation = self.manager.newest_generation() + 1
+
     # ------------------------------------------------------------------ checkpoints
     def checkpoint(self, reason: str, sync: bool) -> float:
         """Checkpoint the current step (rank 0 writes). Returns seconds the loop was blocked."""
@@ -297,7 +365,12 @@ class Trainer:
             else:
                 if self.async_ckpt is not None:
                     self.async_ckpt.wait()
-                res = self.manager.save(state, self.step, reason)
+                try:
+                    res = self.manager.save(state, self.step, reason)
+                except Exception as e:
+                    raise CheckpointWriteError(
+                        f"checkpoint of step {self.step} failed: {type(e).__name__}: {e}"
+                    ) from e
                 log.info(
                     "checkpoint step %d written (%s): %.1f MB in %.2fs",
                     self.step,
@@ -328,7 +401,15 @@ class Trainer:
         self.scaler.scale(loss).backward()
         self.scaler.step(self.optimizer)
         self.scaler.update()
-        self.scheduler.step()
+        if self.scaler.is_enabled() and self.step == 0:
+            # The GradScaler skips a step whose gradients overflowed (often the first, at the
+            # initial scale); the schedule still counts it, and torch warns once, at the
+            # scheduler's first step, that the optimizer has not stepped. Only that call.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=r"Detected call of `lr_scheduler")
+                self.scheduler.step()
+        else:
+            self.scheduler.step()
         return loss.detach()
 
     def _due(self) -> bool:
@@ -339,10 +420,15 @@ class Trainer:
         s = self.cfg.checkpoint_every_seconds
         return bool(s) and time.monotonic() - self.last_ckpt_time >= s
 
+    def _write_failed(self) -> bool:
+        return self.async_ckpt is not None and self.async_ckpt.failed()
+
     def fit(self) -> int:
         cfg, ctx = self.cfg, self.ctx
         if cfg.resume:
             self.resume()
+        else:
+            self.start_new_generation()
         log.info(
             "model %s, %s%s, device %s, world %d, batch %d/process, %d steps/epoch, steps %d..%d",
             cfg.model,
@@ -361,56 +447,96 @@ class Trainer:
         epoch = self.step // self.steps_per_epoch
         start = self.step % self.steps_per_epoch
         stop = ctx.any_flags(self.stop_requested)[0]  # a signal during setup
-        while self.step < self.total_steps and not stop:
-            for x, y in self.data.batches(epoch, start):
-                x = x.to(self.device, non_blocking=True)
-                y = y.to(self.device, non_blocking=True)
-                if self.recipe.channels_last:
-                    x = x.contiguous(memory_format=torch.channels_last)
-                loss = self.train_step(x, y)
-                self.step += 1
-                if self.hook is not None:
-                    self.hook(self, self.step)
-                stop, time_due = ctx.any_flags(self.stop_requested, self._time_due())
-                if self.step % cfg.log_every_steps == 0 or self.step == self.total_steps:
-                    loss_v = float(loss.item())  # synchronises the device
-                    now = time.perf_counter()
-                    n = self.step - last_log_step
-                    dt = max(now - last_log_t, 1e-9)
-                    ips = n * images_per_step / dt
-                    log.info(
-                        "step %d/%d epoch %d loss %.4f images/s %.1f step_time %.4fs lr %.3g",
-                        self.step,
-                        self.total_steps,
-                        (self.step - 1) // self.steps_per_epoch,
-                        loss_v,
-                        ips,
-                        dt / n,
-                        self.scheduler.get_last_lr()[0],
+        write_failed = False
+        try:
+            while self.step < self.total_steps and not stop:
+                for x, y in self.data.batches(epoch, start):
+                    x = x.to(self.device, non_blocking=True)
+                    y = y.to(self.device, non_blocking=True)
+                    if self.recipe.channels_last:
+                        x = x.contiguous(memory_format=torch.channels_last)
+                    loss = self.train_step(x, y)
+                    self.step += 1
+                    if self.hook is not None:
+                        self.hook(self, self.step)
+                    stop, time_due, write_failed = ctx.any_flags(
+                        self.stop_requested, self._time_due(), self._write_failed()
                     )
-                    self.tb.scalars(
-                        self.step,
-                        {
-                            "train/loss": loss_v,
-                            "perf/images_per_s": ips,
-                            "perf/step_time_s": dt / n,
-                            "train/lr": float(self.scheduler.get_last_lr()[0]),
-                        },
-                    )
-                    last_log_t, last_log_step = time.perf_counter(), self.step
-                if stop or self.step >= self.total_steps:
+                    if self.step % cfg.log_every_steps == 0 or self.step == self.total_steps:
+                        self._log_step(loss, images_per_step, last_log_t, last_log_step)
+                        last_log_t, last_log_step = time.perf_counter(), self.step
+                    if write_failed:
+                        break
+                    if stop or self.step >= self.total_steps:
+                        break
+                    if self._due() or time_due:
+                        self.checkpoint("periodic", sync=False)
+                if write_failed:
                     break
-                if self._due() or time_due:
-                    self.checkpoint("periodic", sync=False)
-            epoch, start = epoch + 1, 0
+                epoch, start = epoch + 1, 0
+        finally:
+            self.data.close()
+        if write_failed:
+            return self._write_failure()
         if stop:
             return self._preempted()
         return self._complete()
 
+    def _log_step(
+        self, loss: torch.Tensor, images_per_step: int, last_t: float, last_step: int
+    ) -> None:
+        loss_v = float(loss.item())  # synchronises the device
+        n = self.step - last_step
+        dt = max(time.perf_counter() - last_t, 1e-9)
+        ips = n * images_per_step / dt
+        log.info(
+            "step %d/%d epoch %d loss %.4f images/s %.1f step_time %.4fs lr %.3g",
+            self.step,
+            self.total_steps,
+            (self.step - 1) // self.steps_per_epoch,
+            loss_v,
+            ips,
+            dt / n,
+            self.scheduler.get_last_lr()[0],
+        )
+        self.tb.scalars(
+            self.step,
+            {
+                "train/loss": loss_v,
+                "perf/images_per_s": ips,
+                "perf/step_time_s": dt / n,
+                "train/lr": float(self.scheduler.get_last_lr()[0]),
+            },
+        )
+
+    def _write_failure(self) -> int:
+        """A background checkpoint failed: every rank stops with CHECKPOINT_FAILED."""
+        message = "a background checkpoint write failed on rank 0"
+        if self.async_ckpt is not None:
+            try:
+                self.async_ckpt.wait()
+            except CheckpointWriteError as e:
+                message = str(e)
+        log.error(
+            "%s; stopping at step %d with exit %d (CHECKPOINT_FAILED): the newest loadable "
+            "checkpoint in %s is older than this step",
+            message,
+            self.step,
+            exit_codes.CHECKPOINT_FAILED,
+            self.storage.uri,
+        )
+        self.tb.close()
+        return exit_codes.CHECKPOINT_FAILED
+
     def _preempted(self) -> int:
         t0 = time.perf_counter()
         if self.async_ckpt is not None:
-            self.async_ckpt.wait()
+            try:
+                self.async_ckpt.wait()
+            except CheckpointWriteError as e:
+                # the emergency checkpoint below supersedes it
+                log.error("%s; writing the emergency checkpoint instead", e)
+                self.last_saved_step = None
         if self.last_saved_step != self.step:
             self.checkpoint("preempted", sync=True)
         self.ctx.barrier()  # no rank exits before rank 0 has written
@@ -465,9 +591,15 @@ def run(cfg: Config, hook: StepHook | None = None) -> int:
         if pending:
             trainer.request_stop(pending[0])
         return trainer.fit()
+    except CheckpointWriteError as e:
+        log.error("%s; exiting with %d (CHECKPOINT_FAILED)", e, exit_codes.CHECKPOINT_FAILED)
+        return exit_codes.CHECKPOINT_FAILED
     finally:
         if trainer is not None and trainer.async_ckpt is not None:
-            trainer.async_ckpt.wait()
+            try:
+                trainer.async_ckpt.wait()  # never leave a write running
+            except CheckpointWriteError as e:
+                log.error("%s", e)
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         ctx.shutdown()

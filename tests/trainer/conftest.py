@@ -44,3 +44,12 @@ def trainer_log(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureF
         yield caplog
     finally:
         logger.propagate = old
+
+
+# Fixtures of the object-storage tests (local S3 and STS stand-ins), shared by their files.
+from object_stores import (  # noqa: E402, F401
+    clean_cloud_env,
+    fake_sts,
+    moto_s3,
+    resolve_localhost_subdomains,
+)

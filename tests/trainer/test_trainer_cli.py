@@ -22,7 +22,7 @@ from trainer.launch import final_code
         (["--max-steps=many"], "--max-steps: invalid"),
         (["--data-dir=/nonexistent/images"], "is not a directory"),
         (["--checkpoint-uri=cosn://bucket/run"], "https://cos.<region>.myqcloud.com"),
-        (["--checkpoint-uri=oss://bucket/run"], "https://s3.oss-<region>.aliyuncs.com"),
+        (["--checkpoint-uri=oss://bucket/run"], "STORAGE_ENDPOINT_URL (e.g. https://s3.oss-"),
         (["--checkpoint-uri=gs://bucket/run"], "unsupported --checkpoint-uri scheme gs://"),
         (["--checkpoint-uri=s3://AKIA:secret@bucket/run"], "credentials in --checkpoint-uri"),
         (["--synthetic-samples=4", "--batch-size=8"], "no full batch of 8"),

@@ -108,3 +108,26 @@ def run_cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]
         text=True,
         timeout=timeout,
     )
+
+
+def make_image_folder(root: str, classes: int = 4, per_class: int = 8, size: int = 12) -> str:
+    """``root/<class>/<i>.png``: random grayscale images drawn from a fixed seed."""
+    from PIL import Image
+
+    g = torch.Generator().manual_seed(1234)
+    for c in range(classes):
+        folder = os.path.join(root, f"class{c}")
+        os.makedirs(folder, exist_ok=True)
+        for i in range(per_class):
+            pixels = torch.randint(0, 256, (size, size), generator=g, dtype=torch.uint8)
+            Image.fromarray(pixels.numpy(), mode="L").save(os.path.join(folder, f"{i}.png"))
+    return root
+
+
+def folder_args(uri: str, data: str, *extra: str, steps: int = 8, workers: int = 2) -> list[str]:
+    """:func:`tiny_args` on an image folder (32 images: 4 steps per epoch) with loader workers."""
+    args = [a for a in tiny_args(uri, *extra, steps=steps) if not a.startswith("--workers")]
+    return [a for a in args if not a.startswith("--synthetic")] + [
+        f"--data-dir={data}",
+        f"--workers={workers}",
+    ]
