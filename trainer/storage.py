@@ -300,15 +300,26 @@ class FsspecStorage(Storage):
         return f"s3://{self._p(rel)}"
 
     def dcp_writer(self, rel: str) -> Any:
-        from torch.distributed.checkpoint import FsspecWriter
-
         # An object is whole once its upload completes: nothing to fsync.
-        return FsspecWriter(self._dcp_path(rel), sync_files=False, **self.fs_kwargs)
+        writer = _dcp_fsspec("FsspecWriter")
+        return writer(self._dcp_path(rel), sync_files=False, **self.fs_kwargs)
 
     def dcp_reader(self, rel: str) -> Any:
-        from torch.distributed.checkpoint import FsspecReader
+        return _dcp_fsspec("FsspecReader")(self._dcp_path(rel), **self.fs_kwargs)
 
-        return FsspecReader(self._dcp_path(rel), **self.fs_kwargs)
+
+def _dcp_fsspec(name: str) -> Any:
+    """DCP's fsspec ``FsspecWriter``/``FsspecReader``. torch 2.13 defines them in
+    ``torch.distributed.checkpoint._fsspec_filesystem`` without exporting them from the
+    package; a release that exports them is preferred."""
+    import torch.distributed.checkpoint as dcp
+
+    found = getattr(dcp, name, None)
+    if found is None:
+        from torch.distributed.checkpoint import _fsspec_filesystem
+
+        found = getattr(_fsspec_filesystem, name)
+    return found
 
     def upload_dir(self, local: str, rel: str) -> None:
         for folder, _, files in os.walk(local):

@@ -794,6 +794,12 @@ class Trainer:
     def _log_step(
         self, loss: torch.Tensor, samples_per_step: int, last_t: float, last_step: int
     ) -> None:
+        if self.ctx.enabled:  # the loss of the global batch: the mean over the processes
+            import torch.distributed as dist
+
+            loss = loss.clone()
+            dist.all_reduce(loss)
+            loss /= self.ctx.world
         loss_v = float(loss.item())  # synchronises the device
         n = self.step - last_step
         dt = max(time.perf_counter() - last_t, 1e-9)
