@@ -7,9 +7,10 @@ Test-only fault injection, applied from outside the trainer: this script wraps
 files) in its own process and then runs the unchanged ``trainer`` package as ``python -m
 trainer`` would. When the checkpoint of ``STEP`` writes ``FILE`` (``state.pt``,
 ``manifest.json``, a shard such as ``__0_0.distcp``, ``.metadata.tmp``, ``trainer.pt``) and at
-least ``NBYTES`` bytes have gone to the file, the process sends itself SIGKILL. That is a node dying in the middle of a write, at a point an external watcher cannot hit
-reliably because a small checkpoint is written in a few milliseconds. Everything the dying
-process leaves on disk is what the real storage code left there.
+least ``NBYTES`` bytes have gone to the file, the process sends itself SIGKILL. That is a node
+dying in the middle of a write, at a point an external watcher cannot hit reliably because a
+small checkpoint is written in a few milliseconds. Everything the dying process leaves on disk
+is what the real storage code left there.
 """
 
 from __future__ import annotations
