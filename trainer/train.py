@@ -773,6 +773,10 @@ class Trainer:
                         break
                     if self._due() or time_due:
                         self.checkpoint("periodic", sync=False)
+                        if self.async_ckpt is not None:  # it waited for the previous write:
+                            write_failed = ctx.any_flags(self._write_failed())[0]  # did it fail?
+                            if write_failed:
+                                break
                 if write_failed:
                     break
                 epoch, start = epoch + 1, 0
