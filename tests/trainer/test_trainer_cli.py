@@ -26,6 +26,12 @@ from trainer.launch import final_code
         (["--checkpoint-uri=gs://bucket/run"], "unsupported --checkpoint-uri scheme gs://"),
         (["--checkpoint-uri=s3://AKIA:secret@bucket/run"], "credentials in --checkpoint-uri"),
         (["--synthetic-samples=4", "--batch-size=8"], "no full global batch of 8"),
+        (["--global-batch-size=12"], "--global-batch-size 12 is not a multiple of --batch-size 8"),
+        (["--sharding=fsdp", "--checkpoint-format=file"], "--sharding fsdp needs"),
+        (["--sharding=fsdp", "--model=resnet18"], "BatchNorm statistics"),
+        (["--sharding=zero3"], "--sharding: invalid choice"),
+        (["--model=gpt", "--gpt-dim=30", "--gpt-heads=4"], "--gpt-dim 30 is not a multiple"),
+        (["--export-dtype=int8"], "--export-dtype: invalid choice"),
     ],
 )
 def test_bad_arguments_exit_non_retryable_with_one_line(

@@ -3,9 +3,10 @@
 * Killed (SIGKILL of the whole process tree), then preempted (SIGTERM) with a corrupt shard
   in its newest checkpoint, then resumed to the end on the same two processes: bit-identical
   to an uninterrupted run (weights, optimizer, schedule, RNG, every step's loss).
-* Resumed on one process (2 -> 1), and from one process onto two through ``s3://`` (1 -> 2):
-  at the same step, on the same samples (the global batch of 8 is kept by accumulation
-  rounds), and every later step's loss within :data:`LOSS_TOLERANCE` of the uninterrupted run.
+* Resumed on one process (2 -> 1), and from one process onto two through ``s3://`` (1 -> 2,
+  with batches of 2 in two accumulation rounds): at the same step, on the same samples (the
+  global batch of 8 is kept by accumulation rounds), and every later step's loss within
+  :data:`LOSS_TOLERANCE` of the uninterrupted run.
 
 Why that tolerance: with another number of processes the same samples' gradients are summed
 in another order (an all-reduce of two halves against two accumulation rounds), so fp32
@@ -267,6 +268,8 @@ def test_fsdp_resumes_on_one_process_and_back_onto_two_with_the_same_global_batc
     uri = f"s3://{BUCKET}/one-to-two"
     args = gpt_args(uri, *EVERY, f"--staging-dir={tmp_path / 'stage'}", steps=TOTAL)
     assert run_inprocess(args, hook=stop_at(3)) == exit_codes.PREEMPTED
+    # batches of 2 on two processes: 2 rounds, the first without FSDP's gradient reduction
+    args = gpt_args(uri, *EVERY, f"--staging-dir={tmp_path / 'stage'}", steps=TOTAL, batch=2)
     resumed = subprocess.run(
         launch_cmd(*args),
         cwd=REPO,
@@ -278,7 +281,7 @@ def test_fsdp_resumes_on_one_process_and_back_onto_two_with_the_same_global_batc
     log = resumed.stderr
     assert resumed.returncode == exit_codes.OK, log[-3000:]
     assert (
-        "written by 1 process(es) of batch 4 x 2 round(s); this run has 2 of batch 4 x 1 "
+        "written by 1 process(es) of batch 4 x 2 round(s); this run has 2 of batch 2 x 2 "
         "round(s): the same global batch, so the data position maps exactly (step 3, 24 "
         "samples seen)"
     ) in log, log[-3000:]
