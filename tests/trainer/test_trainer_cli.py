@@ -111,3 +111,20 @@ def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "--checkpoint-every-seconds" in out and "--async-checkpoint" in out
+
+
+def test_exit_code_table_lists_every_code_inside_its_columns() -> None:
+    """The docstring's reStructuredText table: each code and name within its column (a name
+    that runs into the next column breaks the table), every code of NAMES listed."""
+    doc = exit_codes.__doc__ or ""
+    border = next(ln for ln in doc.splitlines() if ln.startswith("====="))
+    widths = [len(col) for col in border.split()]
+    starts = [border.index(col, sum(widths[:i]) + 2 * i) for i, col in enumerate(border.split())]
+    rows = [ln for ln in doc.splitlines() if ln[:1].isdigit()]
+    listed = {}
+    for row in rows:
+        code, name = row[: starts[1]].strip(), row[starts[1] : starts[2]].strip()
+        assert row[starts[2] - 2 : starts[2]] == "  ", f"name runs into the meaning: {row!r}"
+        assert len(name) <= widths[1] and code.isdigit(), row
+        listed[int(code)] = name.strip("`")
+    assert listed == exit_codes.NAMES
