@@ -494,6 +494,10 @@ class AsyncCheckpointer:
         except BaseException as e:  # raised by wait()
             self._error = e
 
+    def busy(self) -> bool:
+        """True while a background write is in flight."""
+        return self._thread is not None and self._thread.is_alive()
+
     def failed(self) -> bool:
         """True once a background write has ended in an error (no waiting)."""
         return self._error is not None and not (self._thread and self._thread.is_alive())

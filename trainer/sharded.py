@@ -240,6 +240,10 @@ class ShardedCheckpointer:
         assert trainer_state is not None
         return self.manager.commit_sharded(trainer_state, step, reason, files)
 
+    def busy(self) -> bool:
+        """True while a background write is in flight."""
+        return self._thread is not None and self._thread.is_alive()
+
     def failed(self) -> bool:
         """True once a background write has ended in an error (no waiting)."""
         return self._error is not None and not (self._thread and self._thread.is_alive())

@@ -891,7 +891,9 @@ class Trainer:
 
 def run(cfg: Config, hook: StepHook | None = None) -> int:
     """Run one process's part of the training; returns an exit code."""
-    ctx = init_distributed(cfg.device, group_of_one=cfg.sharding == "fsdp")
+    # FSDP needs a process group, and DCP coordinates through one: a group of one if need be
+    sharded = cfg.sharding == "fsdp" or cfg.checkpoint_format == "dcp"
+    ctx = init_distributed(cfg.device, group_of_one=sharded)
     trainer: Trainer | None = None
     previous: dict[int, Any] = {}
 

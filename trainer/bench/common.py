@@ -24,7 +24,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from trainer.config import parse_args  # noqa: E402
-from trainer.distributed import DistContext  # noqa: E402
+from trainer.distributed import DistContext, init_distributed  # noqa: E402
 from trainer.models import build_model  # noqa: E402
 from trainer.train import Trainer  # noqa: E402
 
@@ -43,14 +43,22 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+_GROUP_OF_ONE: dict[str, DistContext] = {}
+
+
 def make_trainer(args: list[str], device: str = "auto", tensorboard: bool = False) -> Trainer:
-    """A Trainer of this process (no process group), its checkpoints in a temporary folder."""
+    """A Trainer of this process, its checkpoints in a temporary folder. Sharded checkpoints
+    and FSDP get a process group of one, formed once per benchmark process, as ``run`` does."""
     tb = [] if tensorboard else ["--no-tensorboard"]
     cfg = parse_args([*args, f"--checkpoint-uri={scratch('trainer-')}", *tb])
     dev = torch.device("cuda" if device != "cpu" and torch.cuda.is_available() else "cpu")
     if dev.type == "cuda":
         torch.cuda.set_device(0)
         dev = torch.device("cuda", 0)
+    if cfg.sharding == "fsdp" or cfg.checkpoint_format == "dcp":
+        if dev.type not in _GROUP_OF_ONE:
+            _GROUP_OF_ONE[dev.type] = init_distributed(dev.type, group_of_one=True)
+        return Trainer(cfg, _GROUP_OF_ONE[dev.type])
     return Trainer(cfg, DistContext(device=dev))
 
 
@@ -238,6 +246,91 @@ def save_overhead(
             if mode != "none":
                 count = res.checkpoints
     return SaveOverhead(every, {m: statistics.median(v) for m, v in times.items()}, count)
+
+
+@dataclass
+class AsyncCost:
+    """What asynchronous checkpoints of one format cost a training loop (one process)."""
+
+    fmt: str
+    params: int
+    checkpoint_mb: float
+    blocking_s: list[float]  # each checkpoint; the first allocates the staging buffers
+    write_s: list[float]  # from the call until the background write had finished
+    base_step_s: float  # median step time with no checkpoint in flight
+    during_step_s: float  # median step time while a background write was in flight
+    steps_during: int
+
+    @property
+    def reused_blocking_s(self) -> float:
+        return min(self.blocking_s[1:] or self.blocking_s)
+
+    @property
+    def overhead_during(self) -> float:
+        """Extra step time while a write is in flight, as a fraction."""
+        return self.during_step_s / self.base_step_s - 1.0
+
+    def share_at(self, interval_s: float) -> float:
+        """The cost of one checkpoint (blocking with reused buffers, plus the slower steps
+        while it is written) as a share of ``interval_s`` of training."""
+        writes = max(len(self.write_s), 1)
+        slower = self.steps_during / writes * max(self.during_step_s - self.base_step_s, 0.0)
+        return (self.reused_blocking_s + slower) / interval_s
+
+
+def async_checkpoint_cost(
+    args: list[str], device: str, fmt: str, warmup: int, base_steps: int, writes: int = 2
+) -> AsyncCost:
+    """Train with the trainer's own ``train_step`` and ``checkpoint`` (asynchronous, format
+    ``fmt``: ``file`` or ``dcp``): the step time without a checkpoint in flight, then
+    ``writes`` checkpoints, each followed by steps until its background write has finished.
+    Every step is timed to the device's completion."""
+    # keep-last 1: a 1 B-parameter checkpoint with AdamW is 13.7 GB on disk
+    fmt_args = [f"--checkpoint-format={fmt}", "--async-checkpoint", "--keep-last=1"]
+    tr = make_trainer([*args, *fmt_args], device)
+    assert tr.async_ckpt is not None
+    batches = _device_steps(tr)
+    i = 0
+
+    def one_step() -> float:
+        nonlocal i
+        t0 = time.perf_counter()
+        tr.train_step(batches[i % len(batches)])
+        sync(tr.device)
+        i += 1
+        return time.perf_counter() - t0
+
+    for _ in range(warmup):
+        one_step()
+    base = statistics.median(one_step() for _ in range(base_steps))
+    blocking: list[float] = []
+    written: list[float] = []
+    during: list[float] = []
+    size = 0
+    for n in range(writes):
+        tr.step = 1000 + n
+        sync(tr.device)
+        t0 = time.perf_counter()
+        blocking.append(tr.checkpoint("periodic", sync=False))
+        while tr.async_ckpt.busy():
+            during.append(one_step())
+        result = tr.async_ckpt.wait()
+        written.append(time.perf_counter() - t0)
+        size = result.bytes if result is not None else size
+    params = sum(p.numel() for p in tr.model.parameters())
+    if tr.sharded is not None:
+        tr.sharded.close()
+    shutil.rmtree(tr.cfg.checkpoint_uri, ignore_errors=True)
+    return AsyncCost(
+        fmt=fmt,
+        params=params,
+        checkpoint_mb=size / 1e6,
+        blocking_s=blocking,
+        write_s=written,
+        base_step_s=base,
+        during_step_s=statistics.median(during) if during else base,
+        steps_during=len(during),
+    )
 
 
 def env_for_subprocess() -> dict[str, str]:
