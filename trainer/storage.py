@@ -307,6 +307,17 @@ class FsspecStorage(Storage):
     def dcp_reader(self, rel: str) -> Any:
         return _dcp_fsspec("FsspecReader")(self._dcp_path(rel), **self.fs_kwargs)
 
+    def upload_dir(self, local: str, rel: str) -> None:
+        for folder, _, files in os.walk(local):
+            for name in files:
+                src = os.path.join(folder, name)
+                size = os.path.getsize(src)
+                sub = os.path.relpath(src, local).replace(os.sep, "/")
+                if self._uploaded.get(sub) == size:
+                    continue
+                self.fs.put_file(src, self._p(f"{rel}/{sub}"))
+                self._uploaded[sub] = size
+
 
 def _dcp_fsspec(name: str) -> Any:
     """DCP's fsspec ``FsspecWriter``/``FsspecReader``. torch 2.13 defines them in
@@ -320,17 +331,6 @@ def _dcp_fsspec(name: str) -> Any:
 
         found = getattr(_fsspec_filesystem, name)
     return found
-
-    def upload_dir(self, local: str, rel: str) -> None:
-        for folder, _, files in os.walk(local):
-            for name in files:
-                src = os.path.join(folder, name)
-                size = os.path.getsize(src)
-                sub = os.path.relpath(src, local).replace(os.sep, "/")
-                if self._uploaded.get(sub) == size:
-                    continue
-                self.fs.put_file(src, self._p(f"{rel}/{sub}"))
-                self._uploaded[sub] = size
 
 
 PROBE_FILE = ".trainer-write-probe"
