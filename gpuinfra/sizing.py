@@ -11,6 +11,9 @@ Formula (say it, so a user can check it):
   Models", 2022, eq. 1): s*b*h*(34 + 5*a*s/h) bytes; with full activation checkpointing
   only each layer's input is kept: 2*s*b*h bytes. fp32 doubles both.
 - reserve: CUDA context, allocator fragmentation and workspace: 10% of the above plus 1 GiB.
+- FSDP (the trainer's `--sharding fsdp`, ZeRO stage 3) shards weights, gradients and optimizer
+  state over N GPUs: each holds states/N, plus its own activations and the reserve on that;
+  what it saves per GPU is the DDP total minus that.
 When `--layers`/`--hidden` are not given, the shape is assumed: params = 12*L*h^2 with
 h = 64*L (close to GPT-2/GPT-3 shapes from 350M to 7B) and one head per 64 dimensions.
 """
@@ -111,6 +114,16 @@ def estimate_memory(
     )
 
 
+def fsdp_per_gpu_gib(memory: Memory, gpus: int) -> float:
+    """GiB per GPU when FSDP shards the model states over ``gpus`` GPUs."""
+    sharded = memory.states_gib / gpus + memory.activations_gib
+    return sharded + 0.10 * sharded + 1
+
+
+#: GPU counts the summary shows FSDP for (one node of the catalog's types has 1 to 8)
+FSDP_GPU_COUNTS = (2, 4, 8)
+
+
 @dataclass(frozen=True)
 class Fit:
     cloud: str
@@ -123,6 +136,8 @@ class Fit:
     mode: str
     """"DDP" (every GPU holds everything) or "FSDP" (states sharded over the node's GPUs)."""
     per_gpu_gib: float
+    fsdp_saves_gib: float
+    """What FSDP over this type's GPUs saves per GPU against DDP (0 for one GPU)."""
 
 
 def fits(memory: Memory, clouds: list[str]) -> list[Fit]:
@@ -134,12 +149,7 @@ def fits(memory: Memory, clouds: list[str]) -> list[Fit]:
         for entry in catalog.instance_types(cloud):
             capacity_gib = entry.gpu_memory_gb * 1e9 / GIB  # catalogs list GB
             ddp = memory.total_gib
-            fsdp = (
-                memory.states_gib / entry.gpu_count
-                + memory.activations_gib
-                + 0.10 * (memory.states_gib / entry.gpu_count + memory.activations_gib)
-                + 1
-            )
+            fsdp = fsdp_per_gpu_gib(memory, entry.gpu_count)
             if ddp <= capacity_gib:
                 mode, need = "DDP", ddp
             elif entry.gpu_count > 1 and fsdp <= capacity_gib:
@@ -157,6 +167,7 @@ def fits(memory: Memory, clouds: list[str]) -> list[Fit]:
                     price_date=entry.price.date,
                     mode=mode,
                     per_gpu_gib=round(need, 2),
+                    fsdp_saves_gib=round(ddp - fsdp, 2) if entry.gpu_count > 1 else 0.0,
                 )
             )
     return sorted(
@@ -215,6 +226,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         doc: dict[str, Any] = {
             "memory": {**asdict(memory), "totalGib": memory.total_gib},
+            "fsdpPerGpuGib": {str(n): fsdp_per_gpu_gib(memory, n) for n in FSDP_GPU_COUNTS},
+            "fsdpNeeded": fsdp_needed(memory, found),
             "formula": (__doc__ or "").strip(),
             "fits": [asdict(f) for f in found],
         }
@@ -222,6 +235,29 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(render(memory, found))
     return 0
+
+
+def fsdp_needed(memory: Memory, found: list[Fit]) -> bool:
+    """True when some type fits, and only with FSDP (no GPU of the list holds the DDP total)."""
+    return bool(found) and all(f.mode == "FSDP" for f in found)
+
+
+def render_fsdp(m: Memory, found: list[Fit]) -> list[str]:
+    """When FSDP is needed and what it saves per GPU."""
+    shares = {n: fsdp_per_gpu_gib(m, n) for n in FSDP_GPU_COUNTS}
+    per = ", ".join(
+        f"{n} GPUs {gib:.2f} GiB (saves {m.total_gib - gib:.2f})" for n, gib in shares.items()
+    )
+    lines = [
+        f"With FSDP (trainer: --sharding fsdp) the model states ({m.states_gib:.2f} GiB) are "
+        "sharded over the GPUs; activations are not. Per GPU: " + per + ".",
+    ]
+    if fsdp_needed(m, found):
+        lines.append(
+            f"FSDP is needed: no GPU of the catalog holds the {m.total_gib:.2f} GiB that DDP "
+            "puts on each."
+        )
+    return lines
 
 
 def render(m: Memory, found: list[Fit]) -> str:
@@ -238,6 +274,7 @@ def render(m: Memory, found: list[Fit]) -> str:
         + ("  (activation checkpointing)" if m.checkpointing else ""),
         f"  reserve      {m.reserve_gib:8.2f} GiB  (10% + 1 GiB: CUDA context, fragmentation)",
         f"  total        {m.total_gib:8.2f} GiB per GPU with DDP",
+        *render_fsdp(m, found),
         "Formula: ZeRO (2020) bytes per parameter for model states; Korthikanti et al. (2022) "
         "for activations; see `gpuinfra sizing --json` for the full text.",
         "",
@@ -250,8 +287,9 @@ def render(m: Memory, found: list[Fit]) -> str:
     lines.append("Instance types that fit, cheapest first (on-demand list price, estimate):")
     for f in found:
         price = "unknown" if f.usd_per_hour is None else f"${f.usd_per_hour:.3f}/h"
+        saves = f"  (FSDP saves {f.fsdp_saves_gib:.2f} GiB/GPU)" if f.mode == "FSDP" else ""
         lines.append(
             f"  {f.cloud:13} {f.instance_type:24} {f.gpu_count} x {f.gpu_model:10} "
-            f"{f.mode:4} {f.per_gpu_gib:7.2f} GiB/GPU  {price} ({f.price_date})"
+            f"{f.mode:4} {f.per_gpu_gib:7.2f} GiB/GPU  {price} ({f.price_date}){saves}"
         )
     return "\n".join(lines)
