@@ -128,3 +128,18 @@ def test_exit_code_table_lists_every_code_inside_its_columns() -> None:
         assert len(name) <= widths[1] and code.isdigit(), row
         listed[int(code)] = name.strip("`")
     assert listed == exit_codes.NAMES
+
+
+def test_gpt_parameter_count_of_the_1b_benchmark_model() -> None:
+    """GPTShape.params() is the decoder's real parameter count; the GPU check's model (built
+    on the meta device here: no memory) has at least 1 B parameters."""
+    from trainer.bench.benchmark import GPT_SIZES
+    from trainer.models import GPT, GPTShape
+
+    for layers, dim, heads, vocab, seq, _ in GPT_SIZES.values():
+        shape = GPTShape(vocab, seq, layers, dim, heads)
+        with torch.device("meta"):
+            model = GPT(shape)
+        assert shape.params() == sum(p.numel() for p in model.parameters())
+    layers, dim, heads, vocab, seq, _ = GPT_SIZES["1b"]
+    assert GPTShape(vocab, seq, layers, dim, heads).params() >= 1_000_000_000
