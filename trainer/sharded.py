@@ -26,6 +26,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from concurrent.futures import Future
 from typing import Any
@@ -38,6 +39,13 @@ from trainer.distributed import DistContext
 from trainer.storage import FileInfo
 
 log = logging.getLogger("trainer")
+
+#: DCP's warning when it writes into a folder that has a ``.metadata``. The trainer does that on
+#: purpose: a run resumed from an older checkpoint redoes later steps and writes their folders
+#: again, after :meth:`CheckpointManager.begin_sharded` has dropped the old manifest (so the
+#: folder reads as partial until the new one lands). The writers pass ``overwrite=True``
+#: explicitly, as the warning asks, so a change of torch's default cannot turn it into an error.
+REWRITE_WARNING = r"Detected an existing checkpoint in "
 
 
 class HashingStream:
@@ -129,6 +137,8 @@ class ShardedCheckpointer:
     def __init__(self, manager: CheckpointManager, ctx: DistContext) -> None:
         self.manager, self.ctx = manager, ctx
         self.group = ctx.checkpoint_group
+        # process-wide: DCP may plan in a background thread
+        warnings.filterwarnings("ignore", message=REWRITE_WARNING, category=UserWarning)
         self.stager: Any = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None

@@ -201,8 +201,9 @@ class LocalStorage(Storage):
     def dcp_writer(self, rel: str) -> Any:
         from torch.distributed.checkpoint import FileSystemWriter
 
-        # sync_files: each shard is fsync'ed before the coordinator writes .metadata
-        return FileSystemWriter(self._p(rel), sync_files=True)
+        # sync_files: each shard is fsync'ed before the coordinator writes .metadata;
+        # overwrite: see trainer.sharded.REWRITE_WARNING (torch says its default may change)
+        return FileSystemWriter(self._p(rel), sync_files=True, overwrite=True)
 
     def dcp_reader(self, rel: str) -> Any:
         from torch.distributed.checkpoint import FileSystemReader
@@ -302,7 +303,7 @@ class FsspecStorage(Storage):
     def dcp_writer(self, rel: str) -> Any:
         # An object is whole once its upload completes: nothing to fsync.
         writer = _dcp_fsspec("FsspecWriter")
-        return writer(self._dcp_path(rel), sync_files=False, **self.fs_kwargs)
+        return writer(self._dcp_path(rel), sync_files=False, overwrite=True, **self.fs_kwargs)
 
     def dcp_reader(self, rel: str) -> Any:
         return _dcp_fsspec("FsspecReader")(self._dcp_path(rel), **self.fs_kwargs)

@@ -60,7 +60,10 @@ def _flip(path: Path) -> None:
 
 
 def test_torn_and_corrupt_sharded_checkpoints_are_skipped_and_resume_is_bit_identical(
-    tmp_path: Path, reference: str, trainer_log: pytest.LogCaptureFixture
+    tmp_path: Path,
+    reference: str,
+    trainer_log: pytest.LogCaptureFixture,
+    recwarn: pytest.WarningsRecorder,
 ) -> None:
     root = str(tmp_path / "run")
     args = gpt_args(root, *COMMON, "--keep-last=10", steps=TOTAL)
@@ -104,6 +107,9 @@ def test_torn_and_corrupt_sharded_checkpoints_are_skipped_and_resume_is_bit_iden
     # the new run wrote over the broken folders; pruning kept the newest 2 loadable ones and
     # removed the partial 11 below them
     assert checkpoint_steps(root) == [10, 12]
+    # on purpose, so without DCP's warning about it (see trainer.sharded.REWRITE_WARNING)
+    rewrites = [w for w in recwarn if "Detected an existing checkpoint" in str(w.message)]
+    assert not rewrites, rewrites[0].message
 
 
 def _truncate_shards(root: str, step: int) -> None:
