@@ -12,7 +12,8 @@ checkpoint (first call allocates the staging buffers, later calls reuse them); t
 emergency checkpoint on SIGTERM of a real ``python -m trainer`` process; and, for a GPT of
 ``--gpt-size``, asynchronous checkpoints in the sharded format (DCP ``async_save`` with reused
 staging buffers) against the single-file format: the time the loop is blocked, the background
-write, and the step time while it runs (``--formats-only`` runs just that part).
+write, the step time while it runs, and a synchronous checkpoint of the same state
+(``--formats-only`` runs just that part).
 """
 
 from __future__ import annotations
@@ -89,6 +90,15 @@ def format_rows(costs: list[AsyncCost], interval_s: float) -> list[tuple[str, st
             (f"{name}: blocking, reused buffers", f"{c.reused_blocking_s:.3f} s", "the loop waits")
         )
         rows.append((f"{name}: background write", f"{max(c.write_s):.2f} s", "+ sha256, manifest"))
+        if c.sync_s:
+            rows.append(
+                (
+                    f"{name}: synchronous checkpoint",
+                    f"{min(c.sync_s):.3f} s",
+                    f"the loop waits for the whole write ({c.reused_blocking_s / min(c.sync_s):.0%}"
+                    " of it when asynchronous)",
+                )
+            )
         rows.append(
             (
                 f"{name}: step time during the write",
@@ -287,10 +297,11 @@ def compare_formats(
     args = [*gpt_size_args(size), *dev]
     costs = []
     for fmt in ("file", "dcp"):
-        c = async_checkpoint_cost(args, device, fmt, warmup=2, base_steps=5)
+        c = async_checkpoint_cost(args, device, fmt, warmup=2, base_steps=5, sync_saves=1)
         costs.append(c)
         figures.update(
             {
+                f"{fmt}_sync_save_s": min(c.sync_s),
                 f"{fmt}_blocking_first_s": c.blocking_s[0],
                 f"{fmt}_blocking_reused_s": c.reused_blocking_s,
                 f"{fmt}_write_s": max(c.write_s),
