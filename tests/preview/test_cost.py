@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (literal plans and expected strings read best on one line)
 """Cost estimate: figures from the catalog and the fee table, unknown stays unknown."""
 
 from __future__ import annotations
@@ -83,7 +84,10 @@ def test_unknown_prices_stay_unknown() -> None:
     # The two unknown lines are not $0: the total is a lower bound and says so.
     assert report.totals["monthly"] == pytest.approx(0.09 * 730)
     assert report.unpriced["monthly"] == 2
-    assert total(report.totals["monthly"], report.unpriced["monthly"]) == "at least $65.70 (2 unpriced)"
+    assert (
+        total(report.totals["monthly"], report.unpriced["monthly"])
+        == "at least $65.70 (2 unpriced)"
+    )
 
 
 def test_json_says_estimate_and_price_dates() -> None:

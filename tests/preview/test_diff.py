@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (literal plans and expected strings read best on one line)
 """Plan diff: no change against itself; updates, replacements and blocked replacements from
 the provider's ForceNew fields; secrets by digest; cost deltas that never price unknown as $0."""
 
@@ -57,7 +58,7 @@ def test_renaming_the_protected_bucket_is_blocked() -> None:
     base = plan_json(build("dev", {"bucketName": "gpuinfra-dev-data-one"}), "aws")
     head = plan_json(build("dev", {"bucketName": "gpuinfra-dev-data-two"}), "aws")
     d = diff_plans(base, head, TODAY)
-    bucket = [c for c in d["changed"] if c["type"] == "aws:s3/bucket:Bucket"][0]
+    bucket = next(c for c in d["changed"] if c["type"] == "aws:s3/bucket:Bucket")
     assert bucket["action"] == BLOCKED and bucket["replaceBecause"] == ["bucket"]
     assert d["blocked"] == 1
     assert "BLOCKED" in text_diff(d)

@@ -68,7 +68,11 @@ def test_every_listed_field_is_an_sdk_input(token: str) -> None:
 
 def test_node_group_instance_types_and_capacity_replace() -> None:
     old = {"instanceTypes": ["g5.xlarge"], "capacityType": "SPOT", "scalingConfig": {"maxSize": 2}}
-    new = {"instanceTypes": ["g6.xlarge"], "capacityType": "ON_DEMAND", "scalingConfig": {"maxSize": 4}}
+    new = {
+        "instanceTypes": ["g6.xlarge"],
+        "capacityType": "ON_DEMAND",
+        "scalingConfig": {"maxSize": 4},
+    }
     r = replacement("aws:eks/nodeGroup:NodeGroup", old, new,
                     ["capacityType", "instanceTypes[0]", "scalingConfig.maxSize"])  # fmt: skip
     assert r is not None and r.fields == ("capacityType", "instanceTypes")
