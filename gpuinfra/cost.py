@@ -594,7 +594,8 @@ EXTRACTORS: dict[str, Extractor] = {
 
 _FREE_AWS = (
     "no charge for the resource itself (https://aws.amazon.com/vpc/pricing/, "
-    "https://aws.amazon.com/iam/, https://aws.amazon.com/s3/pricing/; 2026-11-30)"
+    "https://aws.amazon.com/iam/, https://aws.amazon.com/s3/pricing/, "
+    "https://aws.amazon.com/eks/pricing/ (cluster access entries); 2026-11-30)"
 )
 _FREE_ALI = "no charge for the resource itself (Alibaba Cloud VPC, RAM, OSS configuration)"
 _FREE_TENCENT = "no charge for the resource itself (Tencent Cloud VPC, CAM, security groups)"
@@ -603,6 +604,8 @@ NOT_BILLED: dict[str, str] = {
         t: _FREE_AWS
         for t in (
             "aws:autoscaling/tag:Tag",
+            "aws:eks/accessEntry:AccessEntry",
+            "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
             "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup",
             "aws:ec2/internetGateway:InternetGateway",
             "aws:ec2/keyPair:KeyPair",

@@ -6,7 +6,7 @@ import ipaddress
 from collections.abc import Iterator
 from typing import Any
 
-from ..planview import Resource, StackView
+from ..planview import UNKNOWN, Resource, StackView, known
 from .model import rule
 
 ADMIN_PORTS = (22, 8888, 6006)
@@ -144,7 +144,10 @@ def _public_endpoint_problem(resource: Resource) -> str | None:
         allowed = i.get("managedClusterInternetSecurityPolicies") or []
         if any(is_world(c) for c in allowed):
             return "public API endpoint open to " + ", ".join(str(c) for c in allowed)
-        if not i.get("clusterInternetSecurityGroup") and not allowed:
+        # A security group created in the same stack has an unknown id during a preview: it
+        # is set all the same, so only its absence (or an empty value) counts.
+        group = known(i, "clusterInternetSecurityGroup")
+        if not allowed and group is not UNKNOWN and not group:
             return "public API endpoint (clusterInternet) with no security group or CIDR list"
     return None
 

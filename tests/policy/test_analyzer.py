@@ -344,3 +344,19 @@ def test_shipped_stack_passes_and_every_rule_runs_despite_unknowns(
     assert [d for d in found if d.level == "mandatory"] == []
     cannot = [d for d in found if d.cannot_run and d.policy in _mandatory_ids()]
     assert cannot == [], "a mandatory rule read an unknown value it does not need"
+
+
+def test_tke_public_endpoint_guarded_by_a_new_group_runs_in_preview(pack: ModuleType) -> None:
+    endpoint = resource(
+        "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint",
+        {"clusterId": UNKNOWN, "clusterInternet": True, "clusterInternetSecurityGroup": UNKNOWN},
+    )
+    assert Analyzer(pack).analyze(endpoint) == []
+    open_to_all = Res(
+        endpoint.type, {**endpoint.props, "managedClusterInternetSecurityPolicies": ["0.0.0.0/0"]}
+    )
+    assert [
+        d.level
+        for d in Analyzer(pack).analyze(open_to_all)
+        if d.policy == "cluster-endpoint-not-world-open"
+    ] == ["mandatory"]

@@ -333,3 +333,21 @@ def test_helm_release_contents_are_said_to_be_unchecked() -> None:
     release = res(RELEASE, {"chart": "kube-prometheus-stack", "version": "81.6.2"})
     assert check(helm_release_contents_unchecked, release) == ["advisory"]
     assert check(container_resource_limits, release) == []  # what the advisory is about
+
+
+def test_tke_endpoint_with_a_group_of_unknown_id_has_a_group() -> None:
+    """A security group created in the same stack has an unknown id during a preview."""
+    from gpuinfra.planview import UNKNOWN
+
+    endpoint = "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint"
+    assert (
+        check(
+            cluster_endpoint_not_world_open,
+            res(endpoint, {"clusterInternet": True, "clusterInternetSecurityGroup": UNKNOWN}),
+        )
+        == []
+    )
+    assert check(
+        cluster_endpoint_not_world_open,
+        res(endpoint, {"clusterInternet": True, "clusterInternetSecurityGroup": ""}),
+    ) == ["mandatory"]

@@ -153,7 +153,10 @@ def test_every_resource_type_is_priced_or_listed(stack: str, cloud: str) -> None
     assert not [x for x in report.lines if x.what == "not priced"], "types not in the model"
 
 
-def test_alibaba_eip_is_an_unpriced_line() -> None:
-    report = estimate(from_plan(build("alicloud-dev"), "alicloud"), TODAY)
-    eip = line(report, "ecs/eipAddress:EipAddress")
-    assert eip.monthly is None and "calculator" in eip.note
+def test_alibaba_eip_is_an_unpriced_line_not_dropped() -> None:
+    """Issue #25: an Alibaba `ecs:EipAddress` was silently dropped, not even "unknown"."""
+    eip = Resource(urn="e", type="alicloud:ecs/eipAddress:EipAddress", name="nat-eip", inputs={})
+    report = estimate(view([eip], cloud="alicloud"), TODAY)
+    [found] = report.lines
+    assert found.monthly is None and "calculator" in found.note
+    assert report.unpriced["monthly"] == 1
