@@ -259,5 +259,10 @@ def run(args: argparse.Namespace) -> int:
         docs = {s: json.loads(t) for s, t in outputs.items() if t}
         print(json.dumps({"stacks": docs}, indent=2, sort_keys=True))
     elif any(outputs.values()):
-        print("\n\n".join(t for t in outputs.values() if t))
+        text = "\n\n".join(t for t in outputs.values() if t)
+        if args.format == "markdown":
+            from .report import fit_comment
+
+            text = fit_comment(text)  # a PR comment: under GitHub's limit, saying what it cut
+        print(text)
     return max(codes) if codes else EXIT_OK

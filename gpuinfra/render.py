@@ -56,6 +56,8 @@ def _short(value: Any) -> str:
 
 
 def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
+    from .secret_digest import digest
+
     return {
         "project": plan.project,
         "stack": plan.stack,
@@ -73,6 +75,12 @@ def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
                     key: "[secret]" if key in r.secret_inputs else value
                     for key, value in r.inputs.items()
                 },
+                # Keyed digests, so the diff sees a changed secret (gpuinfra.secret_digest).
+                **(
+                    {"secretDigests": {k: digest(r.inputs.get(k)) for k in r.secret_inputs}}
+                    if r.secret_inputs
+                    else {}
+                ),
             }
             for r in sorted(plan.resources, key=lambda r: r.urn)
         ],

@@ -11,8 +11,12 @@ Formula (say it, so a user can check it):
   Models", 2022, eq. 1): s*b*h*(34 + 5*a*s/h) bytes; with full activation checkpointing
   only each layer's input is kept: 2*s*b*h bytes. fp32 doubles both.
 - reserve: CUDA context, allocator fragmentation and workspace: 10% of the above plus 1 GiB.
-When `--layers`/`--hidden` are not given, the shape is assumed: params = 12*L*h^2 with
-h = 64*L (close to GPT-2/GPT-3 shapes from 350M to 7B) and one head per 64 dimensions.
+When `--layers`/`--hidden` are not given, the shape is taken from the published model whose
+size is closest (`REFERENCE_SHAPES`: GPT-3, Llama 2), as is within a factor 1.5, else scaled
+from it keeping its hidden/layers ratio and head size (params ~ 12*L*h^2). The output names
+the model it used; give --layers/--hidden for an exact figure.
+- FSDP (ZeRO-3 style, within one node): model states / GPUs per node, activations whole.
+- bf16 needs compute capability 8.0 or newer (Ampere on); older GPUs are left out for bf16.
 """
 
 from __future__ import annotations
@@ -34,6 +38,57 @@ _STATE_BYTES = {
 
 
 @dataclass(frozen=True)
+class Shape:
+    name: str
+    params: float
+    layers: int
+    hidden: int
+    heads: int
+    head_dim: int
+    source: str
+
+
+REFERENCE_SHAPES: tuple[Shape, ...] = (
+    # Brown et al., "Language Models are Few-Shot Learners", 2020, Table 2.1.
+    # (layers, d_model, heads, d_head as the table lists them)
+    Shape("GPT-3 Small", 125e6, 12, 768, 12, 64, "Brown et al. 2020, Table 2.1"),
+    Shape("GPT-3 Medium", 350e6, 24, 1024, 16, 64, "Brown et al. 2020, Table 2.1"),
+    Shape("GPT-3 Large", 760e6, 24, 1536, 16, 96, "Brown et al. 2020, Table 2.1"),
+    Shape("GPT-3 XL", 1.3e9, 24, 2048, 24, 128, "Brown et al. 2020, Table 2.1"),
+    Shape("GPT-3 2.7B", 2.7e9, 32, 2560, 32, 80, "Brown et al. 2020, Table 2.1"),
+    # Touvron et al., "Llama 2: Open Foundation and Fine-Tuned Chat Models", 2023 (model
+    # card: 7B 32 layers x 4096 with 32 heads, 13B 40 x 5120 / 40, 70B 80 x 8192 / 64).
+    Shape("Llama 2 7B", 7e9, 32, 4096, 32, 128, "Touvron et al. 2023"),
+    Shape("Llama 2 13B", 13e9, 40, 5120, 40, 128, "Touvron et al. 2023"),
+    Shape("Llama 2 70B", 70e9, 80, 8192, 64, 128, "Touvron et al. 2023"),
+    Shape("GPT-3 175B", 175e9, 96, 12288, 96, 128, "Brown et al. 2020, Table 2.1"),
+)
+"""Published shapes (layers x hidden, heads) to assume when only a parameter count is given."""
+
+
+def infer_shape(params: float) -> tuple[int, int, int, str]:
+    """(layers, hidden, heads, what was assumed) for a model of `params` parameters."""
+    nearest = min(REFERENCE_SHAPES, key=lambda s: abs(math.log(params / s.params)))
+    if max(params, nearest.params) / min(params, nearest.params) <= 1.5:
+        return (
+            nearest.layers,
+            nearest.hidden,
+            nearest.heads,
+            f"the shape of {nearest.name} ({nearest.source})",
+        )
+    ratio = nearest.hidden / nearest.layers
+    head_dim = nearest.head_dim
+    layers = max(1, round((params / (12 * ratio**2)) ** (1 / 3)))
+    hidden = max(head_dim, round(ratio * layers / head_dim) * head_dim)
+    return (
+        layers,
+        hidden,
+        hidden // head_dim,
+        f"{nearest.name}'s hidden/layers ratio and head size, scaled ({nearest.source})",
+    )
+
+
+@dataclass(frozen=True)
 class Memory:
     params: float
     precision: str
@@ -50,6 +105,8 @@ class Memory:
     optimizer_gib: float
     activations_gib: float
     reserve_gib: float
+    shape_source: str = ""
+    """What the shape was assumed from, when it was."""
 
     @property
     def states_gib(self) -> float:
@@ -77,9 +134,10 @@ def estimate_memory(
     kind = "fp32" if precision == "fp32" else "mixed"
     weights, grads, state = _STATE_BYTES[(optimizer, kind)]
     assumed = layers is None or hidden is None
+    source = ""
     if layers is None and hidden is None:
-        layers = max(1, round((params / (12 * 64**2)) ** (1 / 3)))
-        hidden = 64 * layers
+        layers, hidden, inferred_heads, source = infer_shape(params)
+        heads = heads or inferred_heads
     elif layers is None:
         assert hidden is not None
         layers = max(1, round(params / (12 * hidden**2)))
@@ -108,6 +166,7 @@ def estimate_memory(
         optimizer_gib=params * state / GIB,
         activations_gib=activations / GIB,
         reserve_gib=reserve / GIB,
+        shape_source=source,
     )
 
 
@@ -125,13 +184,49 @@ class Fit:
     per_gpu_gib: float
 
 
+COMPUTE_CAPABILITY = {
+    # NVIDIA, "CUDA GPUs - Compute Capability", https://developer.nvidia.com/cuda-gpus
+    # (2026-11-30); keyed by the catalog's model name before any "-<memory>" suffix.
+    "V100": 7.0,
+    "T4": 7.5,
+    "A100": 8.0,
+    "A10": 8.6,
+    "A10G": 8.6,
+    "L4": 8.9,
+    "L20": 8.9,
+    "H100": 9.0,
+}
+BF16_MIN_CAPABILITY = 8.0
+"""Native bf16 from Ampere on: PyTorch's `torch.cuda.is_bf16_supported()` checks
+compute capability major >= 8."""
+
+
+def native_precision(precision: str, gpu_model: str) -> bool:
+    """False when the GPU has no native support for `precision` (bf16 before Ampere)."""
+    if precision != "bf16":
+        return True
+    capability = COMPUTE_CAPABILITY.get(gpu_model.split("-")[0])
+    return capability is not None and capability >= BF16_MIN_CAPABILITY
+
+
+def unsupported_models(precision: str, clouds: list[str]) -> list[str]:
+    """GPU models of the catalog left out for `precision`."""
+    from components import catalog
+
+    models = {e.gpu_model for c in clouds for e in catalog.instance_types(c)}
+    return sorted(m for m in models if not native_precision(precision, m))
+
+
 def fits(memory: Memory, clouds: list[str]) -> list[Fit]:
-    """Instance types whose GPUs hold the job, cheapest first (unknown prices last)."""
+    """Instance types whose GPUs hold the job in its precision, cheapest first (unknown
+    prices last)."""
     from components import catalog
 
     found = []
     for cloud in clouds:
         for entry in catalog.instance_types(cloud):
+            if not native_precision(memory.precision, entry.gpu_model):
+                continue
             capacity_gib = entry.gpu_memory_gb * 1e9 / GIB  # catalogs list GB
             ddp = memory.total_gib
             fsdp = (
@@ -211,22 +306,43 @@ def run(args: argparse.Namespace) -> int:
         heads=args.heads,
         checkpointing=args.checkpointing,
     )
-    found = fits(memory, args.cloud or ["aws", "alicloud", "tencentcloud"])
+    clouds = args.cloud or ["aws", "alicloud", "tencentcloud"]
+    found = fits(memory, clouds)
+    left_out = unsupported_models(memory.precision, clouds)
     if args.json:
         doc: dict[str, Any] = {
             "memory": {**asdict(memory), "totalGib": memory.total_gib},
             "formula": (__doc__ or "").strip(),
             "fits": [asdict(f) for f in found],
+            "leftOutForPrecision": left_out,
+            "recommendation": recommendation(found),
         }
         print(json.dumps(doc, indent=2))
         return 0
-    print(render(memory, found))
+    print(render(memory, found, left_out))
     return 0
 
 
-def render(m: Memory, found: list[Fit]) -> str:
+def recommendation(found: list[Fit]) -> str:
+    """What to run: DDP where it fits, FSDP when only sharding fits, else how to shrink."""
+    if any(f.mode == "DDP" for f in found):
+        return "DDP fits: every GPU holds the whole model."
+    if found:
+        return (
+            "DDP does not fit on any GPU here: use FSDP (shard weights, gradients and "
+            "optimizer state over the node's GPUs), on the types marked FSDP. The reference "
+            "trainer runs DDP; sharded training is a separate trainer issue."
+        )
+    return (
+        "Neither DDP nor FSDP within one node fits: try --checkpointing, a smaller --batch "
+        "or --seq-len, or shard across nodes."
+    )
+
+
+def render(m: Memory, found: list[Fit], left_out: list[str] | None = None) -> str:
+    assumed = f"assumed: {m.shape_source}" if m.shape_source else "assumed from the parameter count"
     shape = f"{m.layers} layers, hidden {m.hidden}, {m.heads} heads" + (
-        " (assumed from the parameter count; set --layers/--hidden)" if m.shape_assumed else ""
+        f" ({assumed}; set --layers/--hidden)" if m.shape_assumed else ""
     )
     lines = [
         f"Training memory for {m.params:.3g} parameters, {m.precision}, {m.optimizer}, "
@@ -242,10 +358,14 @@ def render(m: Memory, found: list[Fit]) -> str:
         "for activations; see `gpuinfra sizing --json` for the full text.",
         "",
     ]
-    if not found:
+    if left_out:
         lines.append(
-            "No instance type in the catalog fits; try --checkpointing or a smaller batch."
+            f"Left out for {m.precision}: {', '.join(left_out)} (no native bf16: compute "
+            "capability below 8.0; use --precision fp16 on them)."
         )
+    lines.append(f"Recommendation: {recommendation(found)}")
+    if not found:
+        lines.append("No instance type in the catalog fits.")
         return "\n".join(lines)
     lines.append("Instance types that fit, cheapest first (on-demand list price, estimate):")
     for f in found:

@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (literal plans and expected strings read best on one line)
 """Cost estimate: figures from the catalog and the fee table, unknown stays unknown."""
 
 from __future__ import annotations
@@ -8,15 +9,22 @@ import pytest
 
 from components import catalog
 from components.catalog import fees
-from gpuinfra.cost import eks_control_plane_fee, estimate
+from gpuinfra.cost import eks_control_plane_fee, estimate, not_billed
 from gpuinfra.planview import Resource, from_plan, view
+from gpuinfra.report import text_summary, total
 from tests.conftest import build
 
 TODAY = dt.date(2026, 11, 30)
 
 
-def line(report, type_suffix: str, name_part: str = ""):
-    [found] = [x for x in report.lines if x.type.endswith(type_suffix) and name_part in x.resource]
+def line(report, type_suffix: str, name_part: str = "", item: str | None = None):
+    [found] = [
+        x
+        for x in report.lines
+        if x.type.endswith(type_suffix)
+        and name_part in x.resource
+        and (item is None or x.item == item)
+    ]
     return found
 
 
@@ -37,7 +45,7 @@ def test_settings_change_the_estimate() -> None:
     report = estimate(from_plan(plan, "aws"), TODAY)
     gpu = line(report, "NodeGroup", "-gpu-nodes")
     assert gpu.monthly == pytest.approx(300 * (1.006 + 200 * 0.08 / 730))
-    assert line(report, "s3/bucket:Bucket").monthly == 0
+    assert line(report, "s3/bucket:Bucket", item="storage").monthly == 0
 
 
 def test_prod_idle_and_max() -> None:
@@ -45,7 +53,9 @@ def test_prod_idle_and_max() -> None:
     gpu = line(report, "NodeGroup", "-gpu-nodes")
     assert "p4de.24xlarge" in gpu.what and "on-demand" in gpu.what
     assert gpu.hourly_idle == 0 and gpu.hourly_max == pytest.approx(4 * (27.45 + 500 * 0.08 / 730))
-    assert len([x for x in report.lines if x.type.endswith("NatGateway")]) == 3
+    nat = [x for x in report.lines if x.type.endswith("NatGateway")]
+    assert [x.item for x in nat].count("NAT gateway") == 3
+    assert [x.item for x in nat].count("NAT data processing") == 3
     assert report.totals["hourly_max"] > report.totals["hourly_idle"]  # type: ignore[operator]
 
 
@@ -71,9 +81,82 @@ def test_unknown_prices_stay_unknown() -> None:
     assert line(report, "Cluster").monthly is None
     assert line(report, "ManagedKubernetes").hourly_max == 0.09
     assert report.unknown == 2
+    # The two unknown lines are not $0: the total is a lower bound and says so.
+    assert report.totals["monthly"] == pytest.approx(0.09 * 730)
+    assert report.unpriced["monthly"] == 2
+    assert (
+        total(report.totals["monthly"], report.unpriced["monthly"])
+        == "at least $65.70 (2 unpriced)"
+    )
 
 
 def test_json_says_estimate_and_price_dates() -> None:
     doc = estimate(from_plan(build("dev"), "aws"), TODAY).to_json()
     assert doc["estimate"] is True and "not a quote" in doc["disclaimer"]
     assert doc["priceDates"] and all(line["price_date"] for line in doc["lines"])
+
+
+def test_tencent_total_is_unknown_not_zero() -> None:
+    """Issue #25: the Tencent total printed $0.00 although nothing on it had a price."""
+    report = estimate(from_plan(build("tencentcloud-dev"), "tencentcloud"), TODAY)
+    assert report.totals["monthly"] == 0 and report.unpriced["monthly"] >= 5
+    text = text_summary(report, [])
+    [row] = [r for r in text.splitlines() if r.startswith("total")]
+    assert "$0.00" not in row and "unknown (" in row
+
+
+def test_eks_version_past_extended_support_is_not_priced() -> None:
+    fee, why = eks_control_plane_fee("1.30", TODAY)  # standard ended 2025-07-23, +12 months
+    assert fee.usd_per_hour is None and "past EKS extended support" in why
+    assert eks_control_plane_fee("1.31", dt.date(2026, 11, 25))[0].usd_per_hour == 0.60
+
+
+def test_usage_based_charges_are_listed_with_their_rates() -> None:
+    report = estimate(from_plan(build("prod"), "aws"), TODAY)
+    logs = line(report, "logGroup:LogGroup")
+    assert logs.monthly is None and "$0.50 per GB ingested" in logs.note
+    assert "5 log types, kept 365 days" in logs.what  # prod: every control-plane log type
+    nat = [x for x in report.lines if x.item == "NAT data processing"]
+    assert len(nat) == 3 and all("$0.045 per GB" in x.note and x.monthly is None for x in nat)
+    requests = line(report, "s3/bucket:Bucket", item="bucket requests")
+    assert requests.monthly is None and "per 1,000 PUT" in requests.note
+
+
+WORKSTATION = {
+    "workstationEnabled": True,
+    "workstationSshPublicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG1ypl1Xx3ZBKmM6qkvHoe1YBmQ8mHfDsvDmOiSx6pjK a@b",
+}
+
+
+def test_workstation_root_volume_is_priced() -> None:
+    plan = build("dev", {**WORKSTATION, "workstationRootDiskGb": 300})
+    report = estimate(from_plan(plan, "aws"), TODAY)
+    root = line(report, "ec2/instance:Instance", item="root volume")
+    assert root.monthly == pytest.approx(300 * 0.08)
+    assert "300 GB gp3" in root.what
+
+
+@pytest.mark.parametrize(
+    "stack, cloud",
+    [("dev", "aws"), ("prod", "aws"), ("alicloud-dev", "alicloud"), ("tencentcloud-dev", "tencentcloud"), ("k8s-dev", "kubernetes")],
+)  # fmt: skip
+def test_every_resource_type_is_priced_or_listed(stack: str, cloud: str) -> None:
+    """Nothing a stack creates drops out silently: each resource is priced, listed as unpriced,
+    or known to cost nothing by itself (`NOT_BILLED`, with why)."""
+    overrides = dict(WORKSTATION) if cloud != "kubernetes" else {}
+    plan = build(stack, {**overrides, "monitoringKubePrometheusStack": True})
+    v = from_plan(plan, cloud)
+    report = estimate(v, TODAY)
+    priced = {(x.resource, x.type) for x in report.lines}
+    for r in v.resources:
+        assert (r.name, r.type) in priced or not_billed(r), f"{r.type} {r.name} dropped"
+    assert not [x for x in report.lines if x.what == "not priced"], "types not in the model"
+
+
+def test_alibaba_eip_is_an_unpriced_line_not_dropped() -> None:
+    """Issue #25: an Alibaba `ecs:EipAddress` was silently dropped, not even "unknown"."""
+    eip = Resource(urn="e", type="alicloud:ecs/eipAddress:EipAddress", name="nat-eip", inputs={})
+    report = estimate(view([eip], cloud="alicloud"), TODAY)
+    [found] = report.lines
+    assert found.monthly is None and "calculator" in found.note
+    assert report.unpriced["monthly"] == 1

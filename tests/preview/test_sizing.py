@@ -1,11 +1,23 @@
 # ruff: noqa: E501  (long literal argument lists)
-"""GPU sizing formula: bytes per parameter and activations, and which types fit."""
+"""GPU sizing formula: bytes per parameter and activations, the assumed shape, which types
+fit, FSDP when DDP does not, and bf16 only where the GPU has it."""
 
 from __future__ import annotations
 
 import pytest
 
-from gpuinfra.sizing import GIB, estimate_memory, fits
+from gpuinfra.sizing import (
+    GIB,
+    estimate_memory,
+    fits,
+    infer_shape,
+    native_precision,
+    recommendation,
+    render,
+    unsupported_models,
+)
+
+CLOUDS = ["aws", "alicloud", "tencentcloud"]
 
 
 def test_model_states_are_16_bytes_per_parameter_with_adam() -> None:
@@ -23,11 +35,46 @@ def test_activations_follow_korthikanti() -> None:
 
 
 def test_fits_cheapest_first_and_respects_memory() -> None:
-    small = fits(estimate_memory(1e8, "bf16", seq_len=512), ["aws"])
-    assert small[0].instance_type == "g4dn.xlarge"  # cheapest 16 GB GPU
+    small = fits(estimate_memory(1e8, "fp16", seq_len=512), ["aws"])
+    assert small[0].instance_type == "g4dn.xlarge"  # cheapest 16 GB GPU (T4: fp16 is native)
     big = fits(estimate_memory(7e9, "bf16", checkpointing=True), ["aws"])
     assert all(f.gpu_count == 8 and f.mode == "FSDP" for f in big)
     assert all(f.per_gpu_gib <= f.gpu_memory_gb * 1e9 / GIB for f in big)
+
+
+def test_7b_takes_the_usual_7b_shape_and_fits_with_fsdp() -> None:
+    """Issue #25: 7e9 was assumed 52 layers x 3328 and nothing fitted; the usual 7B shape
+    (32 x 4096, Llama 2 7B) fits on 8 x 80 GB with FSDP, and the output says so."""
+    m = estimate_memory(7e9)
+    assert (m.layers, m.hidden, m.heads) == (32, 4096, 32)
+    assert "Llama 2 7B" in m.shape_source
+    found = fits(m, CLOUDS)
+    assert found and all(f.mode == "FSDP" for f in found)
+    assert {f.instance_type for f in found} >= {"p4de.24xlarge", "p5.48xlarge"}
+    assert recommendation(found).startswith("DDP does not fit on any GPU here: use FSDP")
+    text = render(m, found, unsupported_models("bf16", CLOUDS))
+    assert "assumed: the shape of Llama 2 7B" in text and "Recommendation: DDP does not fit" in text
+
+
+def test_shapes_between_references_scale_from_the_nearest() -> None:
+    layers, hidden, heads, source = infer_shape(30e9)  # nearest: Llama 2 13B (40 x 5120)
+    assert "Llama 2 13B" in source and "scaled" in source
+    assert hidden % 128 == 0 and heads == hidden // 128
+    assert 12 * layers * hidden**2 == pytest.approx(30e9, rel=0.25)
+    assert infer_shape(1.3e9)[:2] == (24, 2048)  # GPT-3 XL as is
+
+
+def test_bf16_leaves_out_gpus_without_it() -> None:
+    """Issue #25: with the default bf16, sizing recommended T4 and V100 (compute capability
+    below 8.0, no native bf16)."""
+    m = estimate_memory(1e8, "bf16", seq_len=512)
+    models = {f.gpu_model for f in fits(m, CLOUDS)}
+    assert not {x for x in models if x.startswith(("T4", "V100"))}
+    assert unsupported_models("bf16", CLOUDS) == ["T4", "V100-16GB", "V100-32GB"]
+    fp16 = {f.gpu_model for f in fits(estimate_memory(1e8, "fp16", seq_len=512), CLOUDS)}
+    assert "T4" in fp16 and "V100-16GB" in fp16
+    assert native_precision("bf16", "A10G") and not native_precision("bf16", "T4")
+    assert not native_precision("bf16", "unknown-gpu")  # unknown capability: not assumed
 
 
 def test_bad_argument_exits_2_on_stderr() -> None:
