@@ -107,6 +107,8 @@ def test_upgrade_one_minor_at_a_time_from_where_the_nodes_are(
 def test_preview_exits_2_on_a_version_eks_no_longer_offers(tmp_path: Path) -> None:
     for name in ("Pulumi.yaml", "__main__.py"):
         (tmp_path / name).write_text((ROOT / name).read_text())
+    for folder in ("components", "stacks"):  # a gpuinfra project: the CLI checks for it
+        (tmp_path / folder).symlink_to(ROOT / folder)
     text = (ROOT / "Pulumi.dev.yaml").read_text()
     text = text.replace('gpuinfra:kubernetesVersion: "1.35"', 'gpuinfra:kubernetesVersion: "1.31"')
     assert '"1.31"' in text
