@@ -136,7 +136,9 @@ def parse_settings(
     )
 
     workstation = (
-        None if existing or cloud == volcengine_rules.CLOUD else parse_workstation(r, cloud, gpu_pool)
+        None
+        if existing or cloud == volcengine_rules.CLOUD
+        else parse_workstation(r, cloud, gpu_pool)
     )
     autoscaling = None
     if gpu_pool is not None:

@@ -20,9 +20,9 @@ from .tags import tag_list
 MAX_PODS_PER_NODE = 64
 """Flannel pods per node: one of 16, 32, 64, 128, 256 (vke/cluster_resource_gen.go:864-875)."""
 KUBECONFIG_HOURS = 8760
-"""A year. VKE kubeconfigs expire (`ValidDuration` in hours, 1 to 43800: volcengine/
-terraform-provider-volcengine@v0.0.194 volcengine/vke/kubeconfig/resource_volcengine_vke_kubeconfig.go:44-50,
-the same CreateKubeconfig API); a change replaces the resource and issues a new one
+"""A year. VKE kubeconfigs expire (`ValidDuration` in hours, 1 to 43800:
+volcengine/terraform-provider-volcengine@v0.0.194
+volcengine/vke/kubeconfig/resource_volcengine_vke_kubeconfig.go:44-50, the same API); a change replaces the resource and issues a new one
 (vke/kubeconfig_resource_gen.go:156, RequiresReplaceIfConfigured)."""
 AUTOSCALER_ADDON = "cluster-autoscaler"
 """VKE's own Cluster Autoscaler, which scales node pools that have `auto_scaling.enabled`."""

@@ -25,7 +25,8 @@ EIP_PAY_BY_TRAFFIC = 3
 the bandwidth is 1 to 200 Mbps (Volcengine_VPC_EIP.json, `Bandwidth`)."""
 EIP_BANDWIDTH_MBPS = 100
 NAT_PAY_BY_SPEC = 2
-"""NAT `BillingType` 2: pay-as-you-go by specification, the default (Volcengine_NatGateway_NGW.json)."""
+"""NAT `BillingType` 2: pay-as-you-go by specification, the default
+(Volcengine_NatGateway_NGW.json)."""
 NAT_SPEC = "Small"
 
 

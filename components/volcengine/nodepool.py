@@ -93,7 +93,9 @@ class VkeNodePool(pulumi.ComponentResource):
             node_config=node_config,
             kubernetes_config={
                 "labels": [{"key": k, "value": v} for k, v in sorted(args.labels.items())],
-                "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in args.taints],
+                "taints": [
+                    {"key": t.key, "value": t.value, "effect": t.effect} for t in args.taints
+                ],
                 "cordon": False,
             },
             tags=tag_list(args.tags),

@@ -24,9 +24,7 @@ ALL_PORTS = -1
 port_start/port_end descriptions)."""
 
 
-def rule(
-    cidr: str, protocol: str, low: int, high: int, description: str
-) -> dict[str, Any]:
+def rule(cidr: str, protocol: str, low: int, high: int, description: str) -> dict[str, Any]:
     return {
         "cidr_ip": cidr,
         "protocol": protocol,
@@ -107,9 +105,7 @@ class NodeSecurityGroup(pulumi.ComponentResource):
             rule(cidr, "all", ALL_PORTS, ALL_PORTS, f"cluster traffic from {cidr}")
             for cidr in args.internal_cidrs
         ]
-        egress = [
-            rule("0.0.0.0/0", "all", ALL_PORTS, ALL_PORTS, "egress through the NAT gateway")
-        ]
+        egress = [rule("0.0.0.0/0", "all", ALL_PORTS, ALL_PORTS, "egress through the NAT gateway")]
         group = _group(
             self, f"{name}-nodes-sg", args.vpc_id, "gpuinfra nodes", ingress, egress, args.tags
         )

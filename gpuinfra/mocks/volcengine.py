@@ -91,7 +91,10 @@ def _kubeconfig_yaml(cluster_id: str, server: str) -> str:
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [
-                {"name": cluster_id, "cluster": {"server": server, "certificate-authority-data": FAKE_CA}}
+                {
+                    "name": cluster_id,
+                    "cluster": {"server": server, "certificate-authority-data": FAKE_CA},
+                }
             ],
             "users": [
                 {

@@ -7,9 +7,7 @@ from .rules import CloudRules
 
 RULES: dict[str, CloudRules] = {
     rules.cloud: rules
-    for rules in (
-        aws.RULES, alicloud.RULES, tencentcloud.RULES, volcengine.RULES, kubernetes.RULES
-    )
+    for rules in (aws.RULES, alicloud.RULES, tencentcloud.RULES, volcengine.RULES, kubernetes.RULES)
 }
 
 __all__ = ["RULES", "CloudRules"]

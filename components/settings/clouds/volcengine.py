@@ -44,7 +44,9 @@ def tos_bucket_name_problem(name: str) -> str | None:
     if not 3 <= len(name) <= 63:
         return "must be 3 to 63 characters long"
     if not re.fullmatch(r"[a-z0-9][a-z0-9-]*[a-z0-9]", name):
-        return "only lowercase letters, digits and hyphens, starting and ending with a letter or digit"
+        return (
+            "only lowercase letters, digits and hyphens, starting and ending with a letter or digit"
+        )
     return None
 
 
@@ -171,7 +173,9 @@ def _zones(r: ConfigReader, region: str, zone_count: int) -> tuple[str, ...]:
     for zone in zones:
         match = _ZONE.match(zone)
         if match is None or (region and match.group("region") != region):
-            r.problem(ZONES_KEY, zone, f"must be a zone of {region or 'the stack region'}, e.g. {example}")
+            r.problem(
+                ZONES_KEY, zone, f"must be a zone of {region or 'the stack region'}, e.g. {example}"
+            )
             problems = True
     if len(set(zones)) != len(zones):
         r.problem(ZONES_KEY, list(zones), "must not repeat a zone (one subnet per zone)")
