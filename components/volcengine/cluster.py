@@ -22,8 +22,9 @@ MAX_PODS_PER_NODE = 64
 KUBECONFIG_HOURS = 8760
 """A year. VKE kubeconfigs expire (`ValidDuration` in hours, 1 to 43800:
 volcengine/terraform-provider-volcengine@v0.0.194
-volcengine/vke/kubeconfig/resource_volcengine_vke_kubeconfig.go:44-50, the same API); a change replaces the resource and issues a new one
-(vke/kubeconfig_resource_gen.go:156, RequiresReplaceIfConfigured)."""
+volcengine/vke/kubeconfig/resource_volcengine_vke_kubeconfig.go:44-50, the same API); a
+change replaces the resource and issues a new one (vke/kubeconfig_resource_gen.go:156,
+RequiresReplaceIfConfigured)."""
 AUTOSCALER_ADDON = "cluster-autoscaler"
 """VKE's own Cluster Autoscaler, which scales node pools that have `auto_scaling.enabled`."""
 POD_IDENTITY_ADDON = "pod-identity-webhook"
