@@ -100,6 +100,14 @@ def parse(
             "false and deploy the GPU layer from inside the VPC (self-hosted runner, bastion "
             "or VPN)",
         )
+    if r.string("natGateways") == "perAz":
+        r.problem(
+            "natGateways",
+            "perAz",
+            "on Volcano Engine one NAT gateway serves every zone and fails over to a backup zone "
+            "by itself (Cloud Control schema Volcengine_NatGateway_NGW.json, SubnetId); "
+            "use single",
+        )
     if r.boolean("workstationEnabled"):
         r.problem(
             "workstationEnabled",
