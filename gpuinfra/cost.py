@@ -331,11 +331,28 @@ def _tke_pool(r: Resource, view: StackView) -> _Pool:
     )
 
 
+# --- Volcano Engine (issue 27) ---------------------------------------------------------------
+
+
+def _vke_pool(r: Resource, view: StackView) -> _Pool:
+    scaling = r.inputs.get("autoScaling") or {}
+    node = r.inputs.get("nodeConfig") or {}
+    types = node.get("instanceTypeIds") or ["unknown"]
+    return _Pool(
+        instance_type=str(types[0]),
+        spot=node.get("spotStrategy") == "SpotAsPriceGo",
+        min_nodes=_int(scaling.get("minReplicas")),
+        desired_nodes=_int(scaling.get("desiredReplicas"), _int(scaling.get("minReplicas"))),
+        max_nodes=_int(scaling.get("maxReplicas")),
+    )
+
+
 PoolReader = Callable[[Resource, StackView], _Pool]
 POOLS: dict[str, PoolReader] = {
     "aws:eks/nodeGroup:NodeGroup": _aws_pool,
     "alicloud:cs/nodePool:NodePool": _ack_pool,
     "tencentcloud:Kubernetes/nodePool:NodePool": _tke_pool,
+    "volcenginecc:vke/nodePool:NodePool": _vke_pool,
 }
 """Node pool resource types, and how each cloud's reads as a `_Pool`."""
 
@@ -428,6 +445,11 @@ EXTRACTORS: dict[str, Extractor] = {
     "tencentcloud:Kubernetes/nodePool:NodePool": _pool(_tke_pool),
     "tencentcloud:Nat/gateway:Gateway": _fee("NAT gateway", fees.TENCENT_NAT_GATEWAY),
     "tencentcloud:Cos/bucket:Bucket": _storage(fees.TENCENT_COS_STANDARD),
+    # Volcano Engine (issue 27)
+    "volcenginecc:vke/cluster:Cluster": _fee("VKE cluster management", fees.VKE_MANAGEMENT),
+    "volcenginecc:vke/nodePool:NodePool": _pool(_vke_pool),
+    "volcenginecc:natgateway/ngw:Ngw": _fee("NAT gateway", fees.VOLCENGINE_NAT_GATEWAY),
+    "volcenginecc:tos/bucket:Bucket": _storage(fees.VOLCENGINE_TOS_STANDARD),
 }
 
 _TOTALS = ("hourly_desired", "hourly_max", "hourly_idle", "monthly")

@@ -179,7 +179,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--checkpointing", action="store_true", help="full activation checkpointing"
     )
     parser.add_argument(
-        "--cloud", choices=("aws", "alicloud", "tencentcloud"), action="append",
+        "--cloud", choices=("aws", "alicloud", "tencentcloud", "volcengine"), action="append",
         help="cloud(s) to list types from (default: all)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
         heads=args.heads,
         checkpointing=args.checkpointing,
     )
-    found = fits(memory, args.cloud or ["aws", "alicloud", "tencentcloud"])
+    found = fits(memory, args.cloud or ["aws", "alicloud", "tencentcloud", "volcengine"])
     if args.json:
         doc: dict[str, Any] = {
             "memory": {**asdict(memory), "totalGib": memory.total_gib},

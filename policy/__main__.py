@@ -45,6 +45,8 @@ def _cloud(resources: list[Resource]) -> str:
         package = r.type.split(":")[0]
         if package in ("aws", "alicloud", "tencentcloud"):
             return package
+        if package == "volcenginecc":  # Volcano Engine (issue 27)
+            return "volcengine"
     return ""
 
 

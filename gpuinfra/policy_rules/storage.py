@@ -15,7 +15,8 @@ from .model import Finding, Rule, rule
 AWS_BUCKET = "aws:s3/bucket:Bucket"
 ALI_BUCKET = "alicloud:oss/bucket:Bucket"
 TENCENT_BUCKET = "tencentcloud:Cos/bucket:Bucket"
-BUCKET_TYPES = (AWS_BUCKET, ALI_BUCKET, TENCENT_BUCKET)
+VOLC_BUCKET = "volcenginecc:tos/bucket:Bucket"
+BUCKET_TYPES = (AWS_BUCKET, ALI_BUCKET, TENCENT_BUCKET, VOLC_BUCKET)
 
 _AWS_SSE = ("AES256", "aws:kms", "aws:kms:dsse")
 _ALI_SSE = ("AES256", "KMS", "SM4")
@@ -104,22 +105,46 @@ def _tencent_private(view: StackView, b: Resource) -> bool:
     return str(b.inputs.get("acl") or "private") not in _PUBLIC_ACLS
 
 
+# --- Volcano Engine (issue 27): encryption is a separate resource naming the bucket ---
+_VOLC_SSE = ("AES256", "SM4", "kms")
+
+
+def _volc_encrypted(view: StackView, b: Resource) -> bool:
+    name = b.inputs.get("name")
+    return any(
+        r.inputs.get("name") == name and r.inputs.get("sseAlgorithm") in _VOLC_SSE
+        for r in view.of_type("volcenginecc:tos/bucketEncryption:BucketEncryption")
+    )
+
+
+def _volc_versioned(view: StackView, b: Resource) -> bool:
+    return b.inputs.get("enableVersionStatus") == "Enabled"
+
+
+def _volc_private(view: StackView, b: Resource) -> bool:
+    acl = (b.inputs.get("aclGrant") or {}).get("acl") or "private"
+    return str(acl) not in (*_PUBLIC_ACLS, "default")
+
+
 Check = Callable[[StackView, Resource], bool]
 _CHECKS: dict[str, dict[str, Check]] = {
     "encrypted": {
         AWS_BUCKET: _aws_encrypted,
         ALI_BUCKET: _ali_encrypted,
         TENCENT_BUCKET: _tencent_encrypted,
+        VOLC_BUCKET: _volc_encrypted,
     },
     "versioned": {
         AWS_BUCKET: _aws_versioned,
         ALI_BUCKET: _ali_versioned,
         TENCENT_BUCKET: _tencent_versioned,
+        VOLC_BUCKET: _volc_versioned,
     },
     "private": {
         AWS_BUCKET: _aws_private,
         ALI_BUCKET: _ali_private,
         TENCENT_BUCKET: _tencent_private,
+        VOLC_BUCKET: _volc_private,
     },
 }
 
