@@ -164,10 +164,12 @@ def _public_endpoint_problem(resource: Resource) -> str | None:
             return "public API endpoint open to " + ", ".join(str(c) for c in allowed)
         if not i.get("clusterInternetSecurityGroup") and not allowed:
             return "public API endpoint (clusterInternet) with no security group or CIDR list"
-    elif t == "volcenginecc:vke/cluster:Cluster":  # Volcano Engine (issue 27)
-        # VKE's public endpoint takes no source allowlist through this provider: world-open.
-        if (i.get("clusterConfig") or {}).get("apiServerPublicAccessEnabled") is True:
-            return "public API endpoint with no source allowlist (open to 0.0.0.0/0)"
+    elif (
+        # Volcano Engine (issue 27): no source allowlist through this provider: world-open.
+        t == "volcenginecc:vke/cluster:Cluster"
+        and (i.get("clusterConfig") or {}).get("apiServerPublicAccessEnabled") is True
+    ):
+        return "public API endpoint with no source allowlist (open to 0.0.0.0/0)"
     return None
 
 
