@@ -27,7 +27,9 @@ def _no_price(region: str = "cn-beijing") -> Price:
     return Price(
         usd_per_hour=None,
         region=region,
-        source="Volcano Engine ECS price calculator (console, logged in): no static figure",
+        # The public pricing index (not reachable from this workplace); GPU prices sit in its
+        # logged-in calculator.
+        source="https://www.volcengine.com/pricing (no static GPU price figure found)",
         date=_CHECKED,
         note=_NO_PRICE,
     )
