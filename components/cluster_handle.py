@@ -34,8 +34,8 @@ class BucketRef:
     name: pulumi.Output[str]
     region: str
     endpoint: str
-    """S3-compatible endpoint URL for clients that need one (OSS, COS); AWS's own for S3."""
-    scheme: Literal["s3", "oss", "cosn"]
+    """S3-compatible endpoint URL for clients that need one (OSS, COS, TOS); AWS's own for S3."""
+    scheme: Literal["s3", "oss", "cosn", "tos"]
 
     @property
     def uri(self) -> pulumi.Output[str]:

@@ -443,11 +443,28 @@ def _tke_pool(r: Resource, view: StackView) -> _Pool:
     )
 
 
+# --- Volcano Engine (issue 27) ---------------------------------------------------------------
+
+
+def _vke_pool(r: Resource, view: StackView) -> _Pool:
+    scaling = r.inputs.get("autoScaling") or {}
+    node = r.inputs.get("nodeConfig") or {}
+    types = node.get("instanceTypeIds") or ["unknown"]
+    return _Pool(
+        instance_type=str(types[0]),
+        spot=node.get("spotStrategy") == "SpotAsPriceGo",
+        min_nodes=_int(scaling.get("minReplicas")),
+        desired_nodes=_int(scaling.get("desiredReplicas"), _int(scaling.get("minReplicas"))),
+        max_nodes=_int(scaling.get("maxReplicas")),
+    )
+
+
 PoolReader = Callable[[Resource, StackView], _Pool]
 POOLS: dict[str, PoolReader] = {
     "aws:eks/nodeGroup:NodeGroup": _aws_pool,
     "alicloud:cs/nodePool:NodePool": _ack_pool,
     "tencentcloud:Kubernetes/nodePool:NodePool": _tke_pool,
+    "volcenginecc:vke/nodePool:NodePool": _vke_pool,
 }
 """Node pool resource types, and how each cloud's reads as a `_Pool`."""
 
@@ -590,6 +607,12 @@ EXTRACTORS: dict[str, Extractor] = {
     "tencentcloud:Cos/bucket:Bucket": _storage(fees.TENCENT_COS_STANDARD),
     "tencentcloud:Eip/instance:Instance": _fee("elastic IP address", fees.TENCENT_EIP),
     "tencentcloud:Kms/key:Key": _fee("KMS key", fees.TENCENT_KMS_KEY),
+    # Volcano Engine (issue 27)
+    "volcenginecc:vke/cluster:Cluster": _fee("VKE cluster management", fees.VKE_MANAGEMENT),
+    "volcenginecc:vke/nodePool:NodePool": _pool(_vke_pool),
+    "volcenginecc:natgateway/ngw:Ngw": _fee("NAT gateway", fees.VOLCENGINE_NAT_GATEWAY),
+    "volcenginecc:vpc/eip:Eip": _fee("elastic IP address", fees.VOLCENGINE_EIP),
+    "volcenginecc:tos/bucket:Bucket": _storage(fees.VOLCENGINE_TOS_STANDARD),
 }
 
 _FREE_AWS = (
@@ -599,6 +622,10 @@ _FREE_AWS = (
 )
 _FREE_ALI = "no charge for the resource itself (Alibaba Cloud VPC, RAM, OSS configuration)"
 _FREE_TENCENT = "no charge for the resource itself (Tencent Cloud VPC, CAM, security groups)"
+_FREE_VOLC = (
+    "no charge for the resource itself (Volcano Engine VPC, IAM, TOS configuration; "
+    "VKE add-ons run on the nodes priced above)"
+)
 NOT_BILLED: dict[str, str] = {
     **{
         t: _FREE_AWS
@@ -664,6 +691,21 @@ NOT_BILLED: dict[str, str] = {
             "tencentcloud:Security/groupRuleSet:GroupRuleSet",
             "tencentcloud:Subnet/instance:Instance",
             "tencentcloud:Vpc/instance:Instance",
+        )
+    },
+    **{
+        t: _FREE_VOLC
+        for t in (
+            "volcenginecc:iam/policy:Policy",
+            "volcenginecc:iam/role:Role",
+            "volcenginecc:natgateway/snatentry:Snatentry",
+            "volcenginecc:tos/bucketEncryption:BucketEncryption",
+            "volcenginecc:vke/addon:Addon",
+            "volcenginecc:vke/kubeconfig:Kubeconfig",
+            "volcenginecc:vpc/routeTable:RouteTable",
+            "volcenginecc:vpc/securityGroup:SecurityGroup",
+            "volcenginecc:vpc/subnet:Subnet",
+            "volcenginecc:vpc/vpc:Vpc",
         )
     },
 }

@@ -109,7 +109,7 @@ def _changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any] |
     return entry
 
 
-_PROVIDERS = ("aws", "alicloud", "tencentcloud", "kubernetes")
+_PROVIDERS = ("aws", "alicloud", "tencentcloud", "volcenginecc", "kubernetes")
 
 
 def _brief(r: Mapping[str, Any]) -> dict[str, Any]:

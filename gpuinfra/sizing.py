@@ -286,7 +286,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--checkpointing", action="store_true", help="full activation checkpointing"
     )
     parser.add_argument(
-        "--cloud", choices=("aws", "alicloud", "tencentcloud"), action="append",
+        "--cloud", choices=("aws", "alicloud", "tencentcloud", "volcengine"), action="append",
         help="cloud(s) to list types from (default: all)",
     )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
@@ -306,7 +306,7 @@ def run(args: argparse.Namespace) -> int:
         heads=args.heads,
         checkpointing=args.checkpointing,
     )
-    clouds = args.cloud or ["aws", "alicloud", "tencentcloud"]
+    clouds = args.cloud or ["aws", "alicloud", "tencentcloud", "volcengine"]
     found = fits(memory, clouds)
     left_out = unsupported_models(memory.precision, clouds)
     if args.json:

@@ -72,10 +72,16 @@ def _settings(rule: Rule, given: Mapping[str, Any] | None) -> dict[str, str]:
 
 
 def _cloud(types: Sequence[str]) -> str:
-    return next((t.split(":")[0] for t in types if t.split(":")[0] in _CLOUDS), "")
+    return next((_CLOUDS[t.split(":")[0]] for t in types if t.split(":")[0] in _CLOUDS), "")
 
 
-_CLOUDS = ("aws", "alicloud", "tencentcloud")
+_CLOUDS = {
+    "aws": "aws",
+    "alicloud": "alicloud",
+    "tencentcloud": "tencentcloud",
+    "volcenginecc": "volcengine",  # the Volcano Engine SDK's package (issue 27)
+}
+"""Resource type package -> the `cloud` setting it belongs to."""
 
 
 # --- resource policies: one resource's inputs, before its step ------------------------------

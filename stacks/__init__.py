@@ -26,6 +26,12 @@ def _tencentcloud(settings: Settings) -> ClusterHandle:
     return tencentcloud.build(settings)
 
 
+def _volcengine(settings: Settings) -> ClusterHandle:
+    from stacks import volcengine
+
+    return volcengine.build(settings)
+
+
 def _existing_cluster(settings: Settings) -> ClusterHandle:
     from stacks import kubernetes
 
@@ -36,6 +42,7 @@ BUILDERS: dict[str, Callable[[Settings], ClusterHandle]] = {
     "aws": _aws,
     "alicloud": _alicloud,
     "tencentcloud": _tencentcloud,
+    "volcengine": _volcengine,
     "kubernetes": _existing_cluster,
 }
 

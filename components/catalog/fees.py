@@ -293,3 +293,41 @@ TENCENT_KMS_KEY = Fee(
     "2026-11-30",
     _TENCENT_NO_PRICE,
 )
+
+# --- Volcano Engine (issue 27) -----------------------------------------------------------
+_VOLCENGINE_NO_PRICE = (
+    "Volcano Engine shows this price per region in its logged-in console/price calculator; no "
+    "citable static figure was found."
+)
+VKE_MANAGEMENT = Fee(
+    None,
+    "cluster",
+    "varies",
+    "VKE billing (console): cluster management fee by cluster type, if any",
+    "2026-11-30",
+    _VOLCENGINE_NO_PRICE + " Whether a VKE cluster's control plane is billed was not confirmed.",
+)
+VOLCENGINE_NAT_GATEWAY = Fee(
+    None,
+    "gateway",
+    "varies",
+    "Volcano Engine NAT gateway billing (Small specification, pay-as-you-go by specification)",
+    "2026-11-30",
+    _VOLCENGINE_NO_PRICE + " The EIP is billed by traffic on top.",
+)
+VOLCENGINE_EIP = Fee(
+    None,
+    "address",
+    "varies",
+    "Volcano Engine EIP billing (console: by traffic or by bandwidth)",
+    "2026-11-30",
+    _VOLCENGINE_NO_PRICE,
+)
+VOLCENGINE_TOS_STANDARD = Fee(
+    None,
+    "GB",
+    "varies",
+    "TOS billing (standard storage class)",
+    "2026-11-30",
+    _VOLCENGINE_NO_PRICE,
+)

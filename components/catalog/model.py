@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Cloud = Literal["aws", "alicloud", "tencentcloud"]
+Cloud = Literal["aws", "alicloud", "tencentcloud", "volcengine"]
 
 
 @dataclass(frozen=True)

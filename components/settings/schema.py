@@ -48,8 +48,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "string",
         "aws",
         "general",
-        "Where the stack runs. Allowed: aws, alicloud, tencentcloud, kubernetes (an existing "
-        "cluster: only the GPU layer is installed).",
+        "Where the stack runs. Allowed: aws, alicloud, tencentcloud, volcengine, kubernetes (an "
+        "existing cluster: only the GPU layer is installed).",
     ),
     _k(
         "namePrefix",
@@ -491,6 +491,32 @@ KEYS: tuple[ConfigKey, ...] = (
         "tencentcloud",
         "Tencent Cloud: Service network of the TKE cluster, /17 to /27 in a private range, not "
         "overlapping `vpcCidr` or `tkePodCidr`.",
+    ),
+    # Volcano Engine only (issue 27)
+    _k(
+        "vkeZones",
+        "array",
+        [],
+        "volcengine",
+        "Volcano Engine (required there): the zone of each private subnet, in order, e.g. "
+        "`[cn-beijing-a, cn-beijing-b]`; as many as `availabilityZoneCount`, in zones that sell "
+        "the GPU type. Pinned: a subnet's zone is never changed (it would be replaced).",
+    ),
+    _k(
+        "vkePodCidr",
+        "string",
+        "172.20.0.0/16",
+        "volcengine",
+        "Volcano Engine: Flannel pod network of the VKE cluster, /8 to /24 in a private range, "
+        "not overlapping `vpcCidr`. Fixed at creation (a change replaces the cluster).",
+    ),
+    _k(
+        "vkeServiceCidr",
+        "string",
+        "172.21.0.0/20",
+        "volcengine",
+        "Volcano Engine: Service network of the VKE cluster, /12 to /24 in a private range, not "
+        "overlapping `vpcCidr` or `vkePodCidr`. Fixed at creation.",
     ),
     # cost estimate (read only by `gpuinfra preview`; no resource depends on them)
     _k(

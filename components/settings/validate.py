@@ -22,6 +22,7 @@ from .autoscaling import parse_autoscaling
 from .clouds import RULES, CloudRules
 from .clouds import kubernetes as existing_cluster_rules
 from .clouds import tencentcloud as tencentcloud_rules
+from .clouds import volcengine as volcengine_rules
 from .clouds.alicloud import parse_alicloud
 from .clouds.aws import parse_aws
 from .clouds.kubernetes import parse_existing_cluster
@@ -125,7 +126,26 @@ def parse_settings(
         else None
     )
 
-    workstation = None if existing else parse_workstation(r, cloud, gpu_pool)
+    # --- Volcano Engine (issue 27) ---
+    volcengine = (
+        volcengine_rules.parse(
+            r,
+            region=region,
+            name_prefix=name_prefix,
+            vpc_cidr=network.vpc_cidr,
+            capacity_type=gpu_pool.capacity_type if gpu_pool is not None else "spot",
+            zone_count=network.availability_zone_count,
+            api_endpoint_public=access.api_endpoint_public,
+        )
+        if cloud == volcengine_rules.CLOUD
+        else None
+    )
+
+    workstation = (
+        None
+        if existing or cloud == volcengine_rules.CLOUD
+        else parse_workstation(r, cloud, gpu_pool)
+    )
     autoscaling = None
     if gpu_pool is not None:
         size = gpu_pool.size
@@ -160,6 +180,7 @@ def parse_settings(
         aws=aws,
         alicloud=alicloud,
         tencentcloud=tencentcloud,
+        volcengine=volcengine,
         existing_cluster=existing,
         workstation=workstation,
         autoscaling=autoscaling,

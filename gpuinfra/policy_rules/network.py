@@ -81,6 +81,17 @@ def _world_open_ports(resource: Resource) -> Iterator[tuple[set[int], str]]:
                 if is_world(block.get(key)):
                     yield ports, str(block[key])
 
+    elif t == "volcenginecc:vpc/securityGroup:SecurityGroup":  # Volcano Engine (issue 27)
+        for block in i.get("ingressPermissions") or []:
+            if str(block.get("policy") or "accept") != "accept":
+                continue
+            protocol = block.get("protocol")
+            ports = set(ADMIN_PORTS) if _all_protocols(protocol) else set()
+            if _tcp(protocol) and not ports:
+                ports = _ports(block.get("portStart"), block.get("portEnd"))
+            if is_world(block.get("cidrIp")):
+                yield ports, str(block["cidrIp"])
+
 
 def _aws_rule_block(block: Any) -> Iterator[tuple[set[int], str]]:
     protocol = block.get("protocol")
@@ -149,6 +160,12 @@ def _public_endpoint_problem(resource: Resource) -> str | None:
         group = known(i, "clusterInternetSecurityGroup")
         if not allowed and group is not UNKNOWN and not group:
             return "public API endpoint (clusterInternet) with no security group or CIDR list"
+    elif (
+        # Volcano Engine (issue 27): no source allowlist through this provider: world-open.
+        t == "volcenginecc:vke/cluster:Cluster"
+        and (i.get("clusterConfig") or {}).get("apiServerPublicAccessEnabled") is True
+    ):
+        return "public API endpoint with no source allowlist (open to 0.0.0.0/0)"
     return None
 
 

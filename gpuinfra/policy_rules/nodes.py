@@ -52,6 +52,10 @@ def _gpu_pool(resource: Resource) -> tuple[bool, list[dict]]:
     if resource.type == "tencentcloud:Kubernetes/nodePool:NodePool":
         instance = (i.get("autoScalingConfig") or {}).get("instanceType")
         return catalog.find("tencentcloud", str(instance)) is not None, list(i.get("taints") or [])
+    if resource.type == "volcenginecc:vke/nodePool:NodePool":  # Volcano Engine (issue 27)
+        types = (i.get("nodeConfig") or {}).get("instanceTypeIds") or []
+        gpu = any(catalog.find("volcengine", str(t)) for t in types)
+        return gpu, list((i.get("kubernetesConfig") or {}).get("taints") or [])
     return False, []
 
 

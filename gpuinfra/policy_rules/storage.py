@@ -2,7 +2,9 @@
 
 AWS splits a bucket's settings into separate resources that name the bucket
 (`BucketVersioning`, `BucketServerSideEncryptionConfiguration`, ...); Alibaba Cloud keeps
-them on the bucket or in optional separate resources; Tencent Cloud keeps them on the bucket.
+them on the bucket or in optional separate resources; Tencent Cloud keeps them on the bucket;
+Volcano Engine keeps versioning and the ACL on the bucket and encryption in a separate
+`BucketEncryption` that names the bucket by its `name`.
 
 Each rule has two parts. The resource check refuses a resource whose own inputs are wrong (a
 public ACL, versioning `Suspended`, an encryption configuration without an algorithm, a
@@ -24,7 +26,8 @@ from .model import Rule, rule
 AWS_BUCKET = "aws:s3/bucket:Bucket"
 ALI_BUCKET = "alicloud:oss/bucket:Bucket"
 TENCENT_BUCKET = "tencentcloud:Cos/bucket:Bucket"
-BUCKET_TYPES = (AWS_BUCKET, ALI_BUCKET, TENCENT_BUCKET)
+VOLC_BUCKET = "volcenginecc:tos/bucket:Bucket"
+BUCKET_TYPES = (AWS_BUCKET, ALI_BUCKET, TENCENT_BUCKET, VOLC_BUCKET)
 
 AWS_SSE = (
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
@@ -38,10 +41,12 @@ AWS_PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBloc
 ALI_SSE = "alicloud:oss/bucketServerSideEncryption:BucketServerSideEncryption"
 ALI_VERSIONING = "alicloud:oss/bucketVersioning:BucketVersioning"
 ALI_ACL = "alicloud:oss/bucketAcl:BucketAcl"
+VOLC_SSE = "volcenginecc:tos/bucketEncryption:BucketEncryption"
 
 _AWS_SSE = ("AES256", "aws:kms", "aws:kms:dsse")
 _ALI_SSE = ("AES256", "KMS", "SM4")
 _TENCENT_SSE = ("AES256", "KMS", "SM4", "cos/kms")
+_VOLC_SSE = ("AES256", "SM4", "kms")
 _PUBLIC_ACLS = ("public-read", "public-read-write", "authenticated-read")
 _PAB_FLAGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
 
@@ -91,6 +96,7 @@ _WRONG: dict[str, dict[str, tuple[Callable[[Any], bool], str]]] = {
     "encrypted": {
         **{t: (_aws_sse_ok, "sets no server-side encryption algorithm") for t in AWS_SSE},
         ALI_SSE: (lambda i: i.get("sseAlgorithm") in _ALI_SSE, "sets no allowed algorithm"),
+        VOLC_SSE: (lambda i: i.get("sseAlgorithm") in _VOLC_SSE, "sets no allowed algorithm"),
     },
     "versioned": {
         **{t: (_aws_versioning_ok, "versioning status is not Enabled") for t in AWS_VERSIONING},
@@ -121,6 +127,13 @@ def _own_problem(resource: Resource, aspect: str) -> Iterator[str]:
     if resource.type not in BUCKET_TYPES:
         return
     i = resource.inputs
+    if resource.type == VOLC_BUCKET:  # versioning and ACL on the bucket, encryption apart
+        acl = str((i.get("aclGrant") or {}).get("acl") or "private")
+        if aspect == "private" and acl in (*_PUBLIC_ACLS, "default"):
+            yield f"bucket ACL {acl} is public or inherited"
+        if aspect == "versioned" and i.get("enableVersionStatus") != "Enabled":
+            yield _BUCKET_MESSAGE[aspect]
+        return
     if aspect == "private":
         if str(i.get("acl") or "private") in _PUBLIC_ACLS:
             yield f"bucket ACL {i.get('acl')} is public"
@@ -142,20 +155,25 @@ def _own_problem(resource: Resource, aspect: str) -> Iterator[str]:
 # --- the whole plan: a bucket nothing configures ------------------------------------------
 
 
+_BUCKET_INPUT = {VOLC_BUCKET: "name"}
+"""The input a bucket's configuring resources name it by (default `bucket`)."""
+
+
 def _attached(view: StackView, bucket: Resource, types: tuple[str, ...]) -> list[Resource]:
-    """Resources of `types` whose `bucket` input names this bucket: by its id or given name,
+    """Resources of `types` whose bucket input names this bucket: by its id or given name,
     or (when the value is unknown during a preview) by a property dependency on it."""
-    keys = {k for k in (bucket.id, bucket.inputs.get("bucket")) if k and k is not UNKNOWN}
+    field = _BUCKET_INPUT.get(bucket.type, "bucket")
+    keys = {k for k in (bucket.id, bucket.inputs.get(field)) if k and k is not UNKNOWN}
     return [
         r
         for r in view.of_type(*types)
-        if (r.inputs.get("bucket") in keys and r.inputs.get("bucket") is not UNKNOWN)
-        or bucket.urn in r.links.get("bucket", ())
+        if (r.inputs.get(field) in keys and r.inputs.get(field) is not UNKNOWN)
+        or bucket.urn in r.links.get(field, ())
     ]
 
 
 _CONFIGURING: dict[str, dict[str, tuple[str, ...]]] = {
-    "encrypted": {AWS_BUCKET: AWS_SSE, ALI_BUCKET: (ALI_SSE,)},
+    "encrypted": {AWS_BUCKET: AWS_SSE, ALI_BUCKET: (ALI_SSE,), VOLC_BUCKET: (VOLC_SSE,)},
     "versioned": {AWS_BUCKET: AWS_VERSIONING, ALI_BUCKET: (ALI_VERSIONING,)},
     "private": {AWS_BUCKET: (AWS_PUBLIC_ACCESS_BLOCK,)},
 }

@@ -138,12 +138,12 @@ def test_workstation_root_volume_is_priced() -> None:
 
 @pytest.mark.parametrize(
     "stack, cloud",
-    [("dev", "aws"), ("prod", "aws"), ("alicloud-dev", "alicloud"), ("tencentcloud-dev", "tencentcloud"), ("k8s-dev", "kubernetes")],
+    [("dev", "aws"), ("prod", "aws"), ("alicloud-dev", "alicloud"), ("tencentcloud-dev", "tencentcloud"), ("k8s-dev", "kubernetes"), ("volcengine-dev", "volcengine")],
 )  # fmt: skip
 def test_every_resource_type_is_priced_or_listed(stack: str, cloud: str) -> None:
     """Nothing a stack creates drops out silently: each resource is priced, listed as unpriced,
     or known to cost nothing by itself (`NOT_BILLED`, with why)."""
-    overrides = dict(WORKSTATION) if cloud != "kubernetes" else {}
+    overrides = dict(WORKSTATION) if cloud not in ("kubernetes", "volcengine") else {}
     plan = build(stack, {**overrides, "monitoringKubePrometheusStack": True})
     v = from_plan(plan, cloud)
     report = estimate(v, TODAY)
