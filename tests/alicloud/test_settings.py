@@ -16,6 +16,7 @@ from tests.conftest import ROOT
 BASE = {
     "cloud": "alicloud",
     "gpuPoolInstanceType": "ecs.gn7i-c8g1.2xlarge",
+    "gpuLayer": "separate",  # a private endpoint: the GPU layer is another stack's
 }
 REGION = {"alicloud:region": "cn-hangzhou"}
 
