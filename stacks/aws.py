@@ -76,7 +76,7 @@ def build(settings: Settings) -> ClusterHandle:
     node_security_groups = [cluster.cluster_security_group_id, admin.security_group_id]
 
     system_pool = settings.system_pool
-    ManagedNodeGroup(
+    system = ManagedNodeGroup(
         f"{prefix}-system",
         ManagedNodeGroupArgs(
             cluster_name=cluster.cluster_name,
@@ -181,6 +181,8 @@ def build(settings: Settings) -> ClusterHandle:
         training_service_account=identity.service_account,
         service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
         autoscaler=autoscaler.spec,
+        # The GPU layer's awaited Deployments (cluster autoscaler) need a node to run on.
+        nodes=(system,),
     )
 
     pulumi.export("cloud", "aws")

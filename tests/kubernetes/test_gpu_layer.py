@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from gpuinfra.engine import Plan, RecordedResource
-from tests.conftest import BuildStack
+from tests.conftest import BuildStack, gpu_layer_plan
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
@@ -56,10 +56,10 @@ def test_device_plugin_hardening_and_pinned_image(k8s_plan: Plan) -> None:
 
 
 def test_no_device_plugin_where_the_platform_runs_one(build_stack_plan: BuildStack) -> None:
-    ali = build_stack_plan("alicloud-dev")
+    ali = gpu_layer_plan("alicloud-dev")
     names = [r.inputs["metadata"]["name"] for r in ali.of_type(DAEMONSET)]
     assert "nvidia-device-plugin" not in names and "dcgm-exporter" in names
-    forced = build_stack_plan("alicloud-dev", {"devicePlugin": "always"})
+    forced = gpu_layer_plan("alicloud-dev", layer={"devicePlugin": "always"})
     assert "nvidia-device-plugin" in [
         r.inputs["metadata"]["name"] for r in forced.of_type(DAEMONSET)
     ]
@@ -84,13 +84,21 @@ def test_time_slicing_and_mig_go_into_the_plugin_config(build_stack_plan: BuildS
     ]
 
 
-def test_dcgm_sys_admin_only_with_profiling(build_stack_plan: BuildStack) -> None:
+def test_dcgm_exporter_runs_as_upstream_gives_it(build_stack_plan: BuildStack) -> None:
+    """Root for the kubelet's root-only pod-resources socket (else no metric names a pod),
+    SYS_ADMIN as upstream's manifest gives it, profiling or not; nothing else."""
     for profiling in (False, True):
         plan = build_stack_plan("dev", {"dcgmProfilingMetrics": profiling})
         pod = _pod(_named(plan, DAEMONSET, "dcgm-exporter"))
         [container] = pod["containers"]
-        added = container["securityContext"]["capabilities"].get("add", [])
-        assert (added == ["SYS_ADMIN"]) is profiling
+        security = container["securityContext"]
+        assert security["runAsUser"] == 0 and security["runAsNonRoot"] is False
+        assert security["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
+        assert security["allowPrivilegeEscalation"] is False
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["DCGM_EXPORTER_KUBERNETES"] == "true"
+        [socket] = [m for m in container["volumeMounts"] if m["name"] == "pod-resources"]
+        assert socket["mountPath"] == "/var/lib/kubelet/pod-resources" and socket["readOnly"]
         counters = next(
             r for r in plan.of_type("kubernetes:core/v1:ConfigMap")
             if r.inputs["metadata"]["name"] == "dcgm-exporter-counters"
@@ -134,7 +142,7 @@ def test_namespaces_and_default_deny(k8s_plan: Plan) -> None:
 
 
 def test_rrsa_label_on_the_alibaba_training_namespace(build_stack_plan: BuildStack) -> None:
-    plan = build_stack_plan("alicloud-dev")
+    plan = gpu_layer_plan("alicloud-dev")
     [training] = [
         r for r in plan.of_type("kubernetes:core/v1:Namespace")
         if r.inputs["metadata"]["name"] == "training"

@@ -11,7 +11,7 @@ from components.alicloud.nodepool import SPOT_RECLAIM_NOTICE as ALIBABA
 from components.kubernetes import spot_reclaim_agent as agent
 from components.kubernetes.spot_reclaim_drainer import AGENT_IMAGE, agent_source
 from components.tencentcloud.nodepool import SPOT_RECLAIM_NOTICE as TENCENT
-from tests.conftest import build
+from tests.conftest import gpu_layer_plan
 from tests.fake_http import Fake
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -135,7 +135,7 @@ def test_drain_gives_up_at_the_deadline(serve: Callable[..., Fake]) -> None:
     ("stack", "notice"), [("alicloud-dev", ALIBABA), ("tencentcloud-dev", TENCENT)]
 )
 def test_runs_on_spot_gpu_nodes_of_ack_and_tke(stack: str, notice: Any) -> None:
-    plan = build(stack)
+    plan = gpu_layer_plan(stack)
     [ds] = [
         r for r in plan.of_type(DAEMONSET) if r.inputs["metadata"]["name"] == "spot-reclaim-drainer"
     ]
@@ -178,5 +178,6 @@ def test_runs_on_spot_gpu_nodes_of_ack_and_tke(stack: str, notice: Any) -> None:
     ],
 )
 def test_absent_where_nothing_needs_draining(stack: str, overrides: dict) -> None:
-    names = [r.inputs["metadata"]["name"] for r in build(stack, overrides).of_type(DAEMONSET)]
+    plan = gpu_layer_plan(stack, overrides)
+    names = [r.inputs["metadata"]["name"] for r in plan.of_type(DAEMONSET)]
     assert "spot-reclaim-drainer" not in names and "dcgm-exporter" in names

@@ -75,7 +75,7 @@ def test_multi_node_is_indexed_with_a_headless_service(k8s_plan: Plan) -> None:
     assert env["MASTER_ADDR"]["value"] == f"resnet50-two-nodes-0.{pod['subdomain']}"
     assert env["NNODES"]["value"] == "2"
     assert "job-completion-index" in env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"]
-    assert env["CHECKPOINT_URI"]["value"] == "s3://my-training-bucket/runs/resnet50-two-nodes/"
+    assert env["CHECKPOINT_URI"]["value"] == "s3://my-training-bucket/runs/resnet50-two-nodes"
     assert env["NCCL_DEBUG"]["value"] == "WARN"
 
 
@@ -89,7 +89,7 @@ def test_aws_job_checkpoints_into_the_stack_bucket(build_stack_plan: BuildStack)
         for e in job.inputs["spec"]["template"]["spec"]["containers"][0]["env"]
         if "value" in e
     }
-    assert env["CHECKPOINT_URI"] == f"{plan.outputs['bucketUri']}/smoke/"
+    assert env["CHECKPOINT_URI"] == f"{plan.outputs['bucketUri']}/smoke"
     assert job.inputs["spec"]["activeDeadlineSeconds"] == 3600
 
 
