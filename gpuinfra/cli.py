@@ -50,6 +50,12 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reachability(args: argparse.Namespace) -> int:
+    from .reachability import run
+
+    return run(args)
+
+
 def _policy_config(args: argparse.Namespace) -> int:
     from .policy_config import run
 
@@ -113,6 +119,18 @@ def main(argv: list[str] | None = None) -> int:
     policy_config.add_argument("--cwd", "-C", default=".", help="project directory")
     policy_config.add_argument("--out", "-o", help="file to write (default: print it)")
     policy_config.set_defaults(func=_policy_config)
+
+    reachability = sub.add_parser(
+        "reachability",
+        help="say from where a stack's `pulumi up` must run; with --from-ip, check an address "
+        "(exit 0: it may, 2: it cannot reach the cluster's API endpoint)",
+    )
+    reachability.add_argument("--stack", "-s", default="dev", help="stack name")
+    reachability.add_argument("--cwd", "-C", default=".", help="project directory")
+    reachability.add_argument(
+        "--from-ip", metavar="IP", help="the address `pulumi up` would run from (egress address)"
+    )
+    reachability.set_defaults(func=_reachability)
 
     schema = sub.add_parser(
         "schema", help="check (or --write) Pulumi.yaml's config block and the README reference"

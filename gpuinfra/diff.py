@@ -39,6 +39,18 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, A
     ]
 
 
+def replaces(resource: Mapping[str, Any], changes: list[dict[str, Any]]) -> bool:
+    """True when Pulumi replaces rather than updates: a changed input lies under one of the
+    resource's `replaceOnChanges` paths (`*`: any input)."""
+    paths = resource.get("replaceOnChanges") or []
+    return any(
+        p == "*" or c["path"] == p or c["path"].startswith((f"{p}.", f"{p}["))
+        for p in paths
+        for c in changes
+        if c["path"] != "(protect)"
+    )
+
+
 def _cost_totals(plan: Mapping[str, Any], today: dt.date | None) -> dict[str, Any]:
     given = (plan.get("cost") or {}).get("totals")
     if given is not None:
@@ -59,7 +71,10 @@ def diff_plans(
     for urn in sorted(set(old) & set(new)):
         changes = _changes(old[urn], new[urn])
         if changes:
-            changed.append({**brief(new[urn]), "changes": changes})
+            entry = {**brief(new[urn]), "changes": changes}
+            if replaces(new[urn], changes):
+                entry["replace"] = True
+            changed.append(entry)
     base_totals, head_totals = _cost_totals(base, today), _cost_totals(head, today)
     return {
         "added": [brief(new[u]) for u in sorted(set(new) - set(old))],

@@ -108,7 +108,7 @@ def preview_one(args: argparse.Namespace, stack: str) -> tuple[int, str]:
         if plan is not None
         else f"Plan file {args.plan}: {len(view.resources)} resources"
     )
-    parts = [head, "", report.text_summary(costs, findings, jobs)]
+    parts = [head, "", report.text_summary(costs, findings, jobs, doc.get("deployFrom"))]
     if d is not None:
         parts += ["", report.text_diff(d)]
     return code, "\n".join(parts)

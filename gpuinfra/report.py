@@ -129,15 +129,36 @@ def _preemption_rows(jobs: Sequence[JobExposure]) -> list[list[str]]:
     return rows
 
 
+JOB_TYPE = "kubernetes:batch/v1:Job"
+JOB_REPLACEMENT_NOTE = (
+    "A changed training Job spec replaces the Job (its pod template is immutable): the old "
+    "Job and its pods are deleted, then the new Job starts and resumes from the last "
+    "checkpoint; the work since that checkpoint is done again."
+)
+
+
+def _replacement(r: Mapping[str, Any]) -> str:
+    if not r.get("replace"):
+        return ""
+    if r.get("type") == JOB_TYPE:
+        return " (replaced: training restarts from its last checkpoint)"
+    return " (replaced)"
+
+
 def text_summary(
-    report: CostReport, findings: Sequence[Finding], jobs: Sequence[JobExposure] = ()
+    report: CostReport,
+    findings: Sequence[Finding],
+    jobs: Sequence[JobExposure] = (),
+    deploy_from: str | None = None,
 ) -> str:
-    parts = ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report), ""]
+    parts = [f"Deploy from: {deploy_from}", ""] if deploy_from else []
+    parts += ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report), ""]
     if jobs:
         parts += [
             "Preemption exposure:",
             _table(_PREEMPTION_HEADER, _preemption_rows(jobs)),
             PREEMPTION_NOTE,
+            JOB_REPLACEMENT_NOTE,
             "",
         ]
     if findings:
@@ -156,7 +177,7 @@ def text_diff(d: Mapping[str, Any]) -> str:
     lines += [f"  + {display_type(r['type'])} {r['name']}" for r in d["added"]]
     lines += [f"  - {display_type(r['type'])} {r['name']}" for r in d["removed"]]
     for r in d["changed"]:
-        lines.append(f"  ~ {display_type(r['type'])} {r['name']}")
+        lines.append(f"  ~ {display_type(r['type'])} {r['name']}{_replacement(r)}")
         lines += [f"      {c['path']}: {_v(c['old'])} -> {_v(c['new'])}" for c in r["changes"]]
     delta = d["cost"]["delta"]
     lines.append(
@@ -191,6 +212,11 @@ def markdown(
         "",
         f"Offline preview (mock engine, no cloud credentials): **{len(resources)} resources**.",
         "",
+        *(
+            [f"**Deploy from:** {_md(str(plan['deployFrom']))}", ""]
+            if plan.get("deployFrom")
+            else []
+        ),
         "<details><summary>Resources by type</summary>",
         "",
         "| type | count |",
@@ -206,7 +232,7 @@ def markdown(
         out += [f"- **added** `{display_type(r['type'])}` {r['name']}" for r in d["added"]]
         out += [f"- **removed** `{display_type(r['type'])}` {r['name']}" for r in d["removed"]]
         for r in d["changed"]:
-            out.append(f"- **changed** `{display_type(r['type'])}` {r['name']}")
+            out.append(f"- **changed** `{display_type(r['type'])}` {r['name']}{_replacement(r)}")
             out += [
                 f"  - `{c['path']}`: `{_md(_v(c['old']))}` → `{_md(_v(c['new']))}`"
                 for c in r["changes"]
@@ -227,7 +253,7 @@ def markdown(
         out += ["#### Preemption exposure", "", "| " + " | ".join(_PREEMPTION_HEADER) + " |"]
         out.append("|" + "---|" * len(_PREEMPTION_HEADER))
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in _preemption_rows(jobs)]
-        out += ["", f"_{PREEMPTION_NOTE}_", ""]
+        out += ["", f"_{PREEMPTION_NOTE}_", "", f"_{JOB_REPLACEMENT_NOTE}_", ""]
     out += ["#### Policy findings", ""]
     if not findings:
         out.append("None.")
