@@ -42,8 +42,10 @@ def test_inline_gpu_layer_behind_a_private_endpoint_is_refused() -> None:
 
 
 def test_inline_behind_a_private_endpoint_exits_2_in_the_preview(tmp_path: Path) -> None:
-    text = (ROOT / "Pulumi.dev.yaml").read_text().replace(
-        "gpuinfra:apiEndpointPublic: true", "gpuinfra:apiEndpointPublic: false"
+    text = (
+        (ROOT / "Pulumi.dev.yaml")
+        .read_text()
+        .replace("gpuinfra:apiEndpointPublic: true", "gpuinfra:apiEndpointPublic: false")
     )
     assert "apiEndpointPublic: false" in text
     for name in ("Pulumi.yaml", "__main__.py"):
@@ -93,7 +95,11 @@ def test_a_separate_cluster_stack_deploys_no_kubernetes_object(prod_plan: Plan) 
     assert "clusterHandle" in prod_plan.secret_outputs
     doc = prod_plan.outputs["clusterHandle"]
     assert doc["kubeconfig"] == prod_plan.outputs["kubeconfig"]
-    assert doc["apiAccess"] == {"public": False, "adminCidrs": ["10.200.0.0/16"], "vpcCidr": "10.0.0.0/16"}
+    assert doc["apiAccess"] == {
+        "public": False,
+        "adminCidrs": ["10.200.0.0/16"],
+        "vpcCidr": "10.0.0.0/16",
+    }
     assert doc["gpusPerNode"] == 8 and doc["cloud"] == "aws"
 
 

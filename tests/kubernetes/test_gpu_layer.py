@@ -150,7 +150,7 @@ def test_dashboard_names_nodes_with_either_exporters_label(k8s_plan: Plan) -> No
     per_node = [e for e in exprs if "by (Hostname" in e]
     assert len(per_node) == 5
     for expr in per_node:
-        assert 'label_replace(DCGM_FI_' in expr and '"Hostname", "$1", "hostname", "(.+)"' in expr
+        assert "label_replace(DCGM_FI_" in expr and '"Hostname", "$1", "hostname", "(.+)"' in expr
     assert any("by (namespace, pod)" in e for e in exprs)
 
 
@@ -170,9 +170,7 @@ def test_daemonsets_roll_when_the_file_they_read_at_start_changes(
     )
     assert _template_hash(sliced, "dcgm-exporter") == _template_hash(k8s_plan, "dcgm-exporter")
     unprofiled = build_stack_plan("k8s-dev", {"dcgmProfilingMetrics": False})
-    assert _template_hash(unprofiled, "dcgm-exporter") != _template_hash(
-        k8s_plan, "dcgm-exporter"
-    )
+    assert _template_hash(unprofiled, "dcgm-exporter") != _template_hash(k8s_plan, "dcgm-exporter")
     daemonset = _named(k8s_plan, DAEMONSET, "nvidia-device-plugin").inputs
     assert "gpuinfra.io/config-sha256" not in daemonset["metadata"]["annotations"]
 
@@ -195,7 +193,9 @@ def _labels(value: Any) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("stack", sorted(GPU_POOLS))
-def test_gpu_selectors_are_labels_the_gpu_pool_sets(stack: str, build_stack_plan: BuildStack) -> None:
+def test_gpu_selectors_are_labels_the_gpu_pool_sets(
+    stack: str, build_stack_plan: BuildStack
+) -> None:
     """Every label the GPU DaemonSets and Jobs select on is one the cloud's GPU node pool
     puts on its nodes (EKS node group / ACK / TKE node pool `labels`)."""
     type_, name, field = GPU_POOLS[stack]

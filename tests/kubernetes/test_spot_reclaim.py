@@ -67,9 +67,7 @@ def test_reclaim_is_seen_only_once_announced(serve: Callable[..., Fake], hardene
         ("2026-11-30T10:05:00+00:00", "2026-11-30T10:05:00+00:00"),
     ],
 )
-def test_each_clouds_reclaim_time_format(
-    serve: Callable[..., Fake], body: str, utc: str
-) -> None:
+def test_each_clouds_reclaim_time_format(serve: Callable[..., Fake], body: str, utc: str) -> None:
     when = agent.parse_reclaim_time(body + "\n")
     assert when is not None and when.astimezone(dt.timezone.utc).isoformat() == utc
     tencent = serve(lambda *_: (200, body))
@@ -83,9 +81,10 @@ def test_the_drainer_rolls_when_the_agent_changes() -> None:
         r for r in plan.of_type(DAEMONSET) if r.inputs["metadata"]["name"] == "spot-reclaim-drainer"
     ]
     template = ds.inputs["spec"]["template"]["metadata"]["annotations"]
-    assert template["gpuinfra.io/config-sha256"] == config_hash(agent_source())[
-        "gpuinfra.io/config-sha256"
-    ]
+    assert (
+        template["gpuinfra.io/config-sha256"]
+        == config_hash(agent_source())["gpuinfra.io/config-sha256"]
+    )
 
 
 def test_a_body_that_is_not_a_time_is_no_reclaim(serve: Callable[..., Fake]) -> None:

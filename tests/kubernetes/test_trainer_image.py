@@ -35,6 +35,6 @@ def test_workflow_builds_the_trainer_dockerfile_and_publishes_that_tag_on_main()
     assert "packages" not in wf["jobs"]["build"]["permissions"]
     steps = "\n".join(str(s.get("run", "")) for s in publish["steps"])
     assert "sed -n 's/^__version__ = \"\\(.*\\)\"$/\\1/p' trainer/__init__.py" in steps
-    assert 'ref=ghcr.io/${OWNER,,}/trainer:${version}' in steps
+    assert "ref=ghcr.io/${OWNER,,}/trainer:${version}" in steps
     assert "docker manifest inspect" in steps  # a published tag is never overwritten
     assert 'docker push "$REF"' in steps
