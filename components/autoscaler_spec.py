@@ -19,10 +19,9 @@ CLUSTER_AUTOSCALER_IMAGE = "registry.k8s.io/autoscaling/cluster-autoscaler"
 CLUSTER_AUTOSCALER_TAGS: dict[str, str] = {
     # One release line per Kubernetes minor; run the one matching the cluster's minor.
     # Promoted tags, from kubernetes/k8s.io image-promotion pull requests: #8815 (v1.32.5,
-    # merged 2025), #9676 (v1.33.5, v1.34.4, v1.35.1, v1.36.0, merged 2026-07-03); v1.31.2
-    # from the aws-ia/terraform-aws-eks-blueprints-addons version map (issue #496, 2026-02).
-    # Newer patches: kubernetes/autoscaler release tags cluster-autoscaler-1.33.6, -1.34.5,
-    # -1.35.2, -1.36.1 (tagged 2026-07-22; cluster-autoscaler/version/version.go).
+    # merged 2025), #9760 (v1.33.6, v1.34.5, v1.35.2, v1.36.1, merged 2026-07-22, after #9676's
+    # v1.33.5, v1.34.4, v1.35.1, v1.36.0); v1.31.2 from the aws-ia/terraform-aws-eks-
+    # blueprints-addons version map (issue #496, 2026-02).
     "1.31": "v1.31.2",
     "1.32": "v1.32.5",
     "1.33": "v1.33.6",

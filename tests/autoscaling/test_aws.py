@@ -121,7 +121,10 @@ def test_default_delay_is_ten_minutes() -> None:
     assert "--scale-down-unneeded-time=10m" in _command(build("dev"))
 
 
-@pytest.mark.parametrize(("minor", "tag"), [("1.35", "v1.35.2"), ("1.33", "v1.33.6")])
+@pytest.mark.parametrize(
+    ("minor", "tag"),
+    [("1.35", "v1.35.2"), ("1.33", "v1.33.6"), ("1.36", "v1.36.1"), ("1.34", "v1.34.5")],
+)
 def test_image_matches_the_cluster_minor(minor: str, tag: str) -> None:
     plan = build("dev", {"kubernetesVersion": minor})
     deployment = plan.one(DEPLOYMENT, f"{CLUSTER}-cluster-autoscaler")
