@@ -13,8 +13,9 @@ import json
 import sys
 from pathlib import Path
 
+from .cli_errors import file_access
 from .policy_rules import RULES
-from .project import ProjectError, load_project, load_stack_config
+from .project import load_project, load_stack_config
 
 
 def pack_config(stack_values: dict[str, str]) -> dict[str, dict[str, bool | str]]:
@@ -33,15 +34,14 @@ def pack_config(stack_values: dict[str, str]) -> dict[str, dict[str, bool | str]
 
 
 def run(cwd: Path, stack: str, out: Path | None) -> int:
-    try:
-        values = load_stack_config(load_project(cwd), stack).values
-    except ProjectError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    """Project and file errors propagate: the CLI (`cli_errors.guarded`) reports them."""
+    values = load_stack_config(load_project(cwd), stack).values
     text = json.dumps(pack_config(values), indent=2, sort_keys=True) + "\n"
     if out is None:
         sys.stdout.write(text)
     else:
-        out.write_text(text)
+        with file_access("--out", str(out), "a file path to write"):
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text)
         print(f"wrote {out}", file=sys.stderr)
     return 0

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -167,14 +166,27 @@ def fits(memory: Memory, clouds: list[str]) -> list[Fit]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--params", type=float, required=True, help="parameter count, e.g. 3e8")
+    from .cli_errors import positive_int, positive_number
+
+    # Bounds keep every figure finite; they are far beyond any model trained today.
+    parser.add_argument(
+        "--params", type=positive_number(1e15), required=True, help="parameter count, e.g. 3e8"
+    )
     parser.add_argument("--precision", choices=("bf16", "fp16", "fp32"), default="bf16")
     parser.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
-    parser.add_argument("--batch", type=int, default=1, help="micro-batch per GPU (sequences)")
-    parser.add_argument("--seq-len", type=int, default=2048, help="tokens per sequence")
-    parser.add_argument("--layers", type=int, help="transformer layers (default: assumed)")
-    parser.add_argument("--hidden", type=int, help="hidden size (default: assumed)")
-    parser.add_argument("--heads", type=int, help="attention heads (default: hidden/64)")
+    parser.add_argument(
+        "--batch", type=positive_int(10**6), default=1, help="micro-batch per GPU (sequences)"
+    )
+    parser.add_argument(
+        "--seq-len", type=positive_int(10**8), default=2048, help="tokens per sequence"
+    )
+    parser.add_argument(
+        "--layers", type=positive_int(10**5), help="transformer layers (default: assumed)"
+    )
+    parser.add_argument("--hidden", type=positive_int(10**7), help="hidden size (default: assumed)")
+    parser.add_argument(
+        "--heads", type=positive_int(10**6), help="attention heads (default: hidden/64)"
+    )
     parser.add_argument(
         "--checkpointing", action="store_true", help="full activation checkpointing"
     )
@@ -187,15 +199,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    for name in ("params", "batch", "seq_len"):
-        if getattr(args, name) <= 0:
-            value = getattr(args, name)
-            print(
-                f"error: --{name.replace('_', '-')} = {value}: must be positive",
-                file=sys.stderr,
-                flush=True,
-            )
-            return 2
+    """Arguments arrive checked (`add_arguments`: positive and bounded)."""
     memory = estimate_memory(
         args.params,
         args.precision,

@@ -64,7 +64,7 @@ def build(settings: Settings) -> ClusterHandle:
         prefix,
         AckClusterArgs(
             cluster_name=prefix,
-            kubernetes_version=settings.cluster.kubernetes_version,
+            ack_version=ali.ack_version,
             vswitch_ids=network.node_vswitch_ids,
             endpoint_public=settings.access.api_endpoint_public,
             log_types=settings.cluster.log_types,
@@ -75,7 +75,9 @@ def build(settings: Settings) -> ClusterHandle:
             tags=tags("cluster"),
         ),
     )
-    node_security_groups = [cluster.security_group_id, admin.security_group_id]
+    # ACK's cluster group alone (advanced): the admin group is for the workstation, and
+    # ECS refuses an instance in a basic and an advanced group at once.
+    node_security_groups = [cluster.security_group_id]
 
     system_pool = settings.system_pool
     system = AckNodePool(
@@ -136,6 +138,7 @@ def build(settings: Settings) -> ClusterHandle:
         prefix,
         OssBucketArgs(
             bucket_name=storage.bucket_name,
+            name_prefix=prefix,
             protect=storage.protect,
             noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
             abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
@@ -185,7 +188,8 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("clusterId", cluster.cluster_id)
     pulumi.export("kubernetesVersion", cluster.version)
     pulumi.export("kubeconfig", cluster.kubeconfig)
-    pulumi.export("natPublicIp", network.nat_public_ip)
+    pulumi.export("apiEndpoint", cluster.api_endpoint)
+    pulumi.export("natGatewayId", cluster.nat_gateway_id)  # created by ACK with the cluster
     pulumi.export("bucketName", bucket.bucket_name)
     pulumi.export("bucketUri", handle.bucket.uri)
     pulumi.export("bucketEndpoint", endpoint)
@@ -202,8 +206,13 @@ def build(settings: Settings) -> ClusterHandle:
             prefix,
             GpuWorkstationArgs(
                 settings=settings.workstation,
-                # A vSwitch in a zone that sells the GPU pool's type (see AlicloudNetwork).
-                vswitch_id=(network.public_vswitch_ids if public else network.node_vswitch_ids)[0],
+                # A vSwitch in a zone that sells the GPU pool's type (see AlicloudNetwork),
+                # handed on once the cluster exists: a private workstation's egress (driver,
+                # packages at first boot) is the SNAT entry ACK creates with the cluster.
+                vswitch_id=pulumi.Output.all(
+                    (network.public_vswitch_ids if public else network.node_vswitch_ids)[0],
+                    cluster.cluster_id,
+                ).apply(lambda ids: str(ids[0])),
                 admin_security_group_id=admin.security_group_id,
                 bucket_name=bucket.bucket_name,
                 region=settings.region,

@@ -1,6 +1,9 @@
-"""AWS stack: network -> EKS cluster -> node groups -> S3 -> IRSA, ending in a ClusterHandle."""
+"""AWS stack: network -> EKS cluster -> access -> node groups -> S3 -> IRSA, ending in a
+ClusterHandle whose kubeconfig is usable (its principals admitted, nodes to run on)."""
 
 from __future__ import annotations
+
+import datetime as dt
 
 import pulumi
 import pulumi_aws as aws
@@ -13,6 +16,13 @@ from components.aws.autoscaler import (
     scale_from_zero_tags,
 )
 from components.aws.cluster import EksCluster, EksClusterArgs
+from components.aws.cluster_access import (
+    ClusterAccess,
+    ClusterAccessArgs,
+    admin_principals,
+    deploying_principal_arn,
+)
+from components.aws.deployed_versions import deployed_versions
 from components.aws.identity import (
     IRSA_ANNOTATION,
     ServiceAccountRole,
@@ -25,8 +35,22 @@ from components.aws.security_group import AdminSecurityGroup, AdminSecurityGroup
 from components.aws.storage import DataBucket, DataBucketArgs
 from components.aws.workstation import GpuWorkstation, GpuWorkstationArgs
 from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
-from components.settings import Settings
+from components.settings import Problem, Settings, SettingsError, eks_versions
 from components.tags import stack_tags
+
+
+def check_upgrade(settings: Settings) -> None:
+    """Refuse a `kubernetesVersion` EKS would not move the deployed cluster to, before any
+    resource exists (see components/aws/deployed_versions.py for where the answer comes from)."""
+    wanted = settings.cluster.kubernetes_version
+    deployed = deployed_versions(settings.name_prefix)
+    problem = eks_versions.upgrade_problem(
+        wanted, deployed.control_plane, deployed.node_groups.values()
+    )
+    if problem:
+        raise SettingsError(
+            settings.stack, [Problem("gpuinfra:kubernetesVersion", wanted, problem)]
+        )
 
 
 def build(settings: Settings) -> ClusterHandle:
@@ -35,7 +59,12 @@ def build(settings: Settings) -> ClusterHandle:
     def tags(component: str) -> dict[str, str]:
         return stack_tags(settings.stack, component)
 
+    check_upgrade(settings)
     partition = aws.get_partition().partition
+    version = settings.cluster.kubernetes_version
+    support = eks_versions.support(version, dt.date.today())
+    if support.kind == "extended":
+        pulumi.log.warn(support.describe(version))
 
     network = AwsNetwork(
         prefix,
@@ -72,11 +101,23 @@ def build(settings: Settings) -> ClusterHandle:
             tags=tags("cluster"),
         ),
     )
+    aws_settings = settings.aws
+    access = ClusterAccess(
+        prefix,
+        ClusterAccessArgs(
+            cluster_name=cluster.cluster_name,
+            partition=partition,
+            principal_arns=admin_principals(
+                deploying_principal_arn(),
+                aws_settings.cluster_admin_arns if aws_settings else (),
+            ),
+            tags=tags("cluster-access"),
+        ),
+    )
     node_role = NodeRole(prefix, NodeRoleArgs(partition=partition, tags=tags("nodes")))
-    node_security_groups = [cluster.cluster_security_group_id, admin.security_group_id]
 
     system_pool = settings.system_pool
-    system = ManagedNodeGroup(
+    system_group = ManagedNodeGroup(
         f"{prefix}-system",
         ManagedNodeGroupArgs(
             cluster_name=cluster.cluster_name,
@@ -89,7 +130,7 @@ def build(settings: Settings) -> ClusterHandle:
             disk_size_gb=50,
             labels={"gpuinfra.io/pool": "system"},
             taints=[],
-            security_group_ids=node_security_groups,
+            kubernetes_version=version,
             tags=tags("system-pool"),
             depends_on=node_role.attachments,
             # EKS tags every managed group for the autoscaler's discovery: it resizes this too.
@@ -101,7 +142,7 @@ def build(settings: Settings) -> ClusterHandle:
     gpu = settings.require_gpu_pool()
     gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
     gpu_node_labels = {**gpu_labels, AWS_GPU_LABEL: gpu.instance.gpu_model}
-    ManagedNodeGroup(
+    gpu_group = ManagedNodeGroup(
         f"{prefix}-gpu",
         ManagedNodeGroupArgs(
             cluster_name=cluster.cluster_name,
@@ -115,7 +156,7 @@ def build(settings: Settings) -> ClusterHandle:
             disk_size_gb=gpu.disk_size_gb,
             labels=gpu_node_labels,
             taints=[GPU_TAINT],
-            security_group_ids=node_security_groups,
+            kubernetes_version=version,
             tags=tags("gpu-pool"),
             depends_on=node_role.attachments,
             autoscaled=True,
@@ -164,10 +205,21 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
+    # The GPU layer talks to the API server with this kubeconfig: it must wait until the
+    # principals are admitted (else 401) and the node groups exist (else Deployments it awaits
+    # have nowhere to run). An output that resolves only then carries those dependencies to
+    # the Kubernetes provider built from it, in this stack or one reading it.
+    ready: pulumi.Output[str] = pulumi.Output.all(
+        cluster.kubeconfig,
+        access.granted,
+        system_group.node_group_name,
+        gpu_group.node_group_name,
+    ).apply(lambda parts: str(parts[0]))
+    kubeconfig: pulumi.Output[str] = pulumi.Output.secret(ready)
     handle = ClusterHandle(
         cloud="aws",
         cluster_name=cluster.cluster_name,
-        kubeconfig=cluster.kubeconfig,
+        kubeconfig=kubeconfig,
         gpu_node_labels=gpu_labels,
         gpu_taint=GPU_TAINT,
         platform_runs_device_plugin=False,
@@ -181,15 +233,14 @@ def build(settings: Settings) -> ClusterHandle:
         training_service_account=identity.service_account,
         service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
         autoscaler=autoscaler.spec,
-        # The GPU layer's awaited Deployments (cluster autoscaler) need a node to run on.
-        nodes=(system,),
     )
 
     pulumi.export("cloud", "aws")
     pulumi.export("region", settings.region)
     pulumi.export("clusterName", cluster.cluster_name)
     pulumi.export("clusterEndpoint", cluster.endpoint)
-    pulumi.export("kubeconfig", cluster.kubeconfig)
+    pulumi.export("kubeconfig", kubeconfig)
+    pulumi.export("kubernetesSupport", support.describe(version))
     pulumi.export("bucketName", bucket.bucket_name)
     pulumi.export("bucketUri", handle.bucket.uri)
     pulumi.export("trainingRoleArn", training_role.role_arn)

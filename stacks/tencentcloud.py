@@ -27,6 +27,7 @@ from components.tencentcloud.identity import (
     bucket_access_policy,
 )
 from components.tencentcloud.network import TencentNetwork, TencentNetworkArgs
+from components.tencentcloud.node_key import NodeKeyPair, NodeKeyPairArgs
 from components.tencentcloud.nodepool import (
     SPOT_RECLAIM_NOTICE,
     GpuSoftware,
@@ -46,15 +47,22 @@ from components.tencentcloud.workstation import GpuWorkstation, GpuWorkstationAr
 
 MAX_PODS_PER_NODE = 64
 
-PLATFORM_RUNS_DEVICE_PLUGIN = False
-"""TKE installs the NVIDIA driver (and, if asked, CUDA and cuDNN) on GPU nodes through
-`gpu_args`, but no Tencent source found says it also runs the NVIDIA device plugin on
-them: TKE's GPU-node guide ("使用GPU节点.md" under 容器服务/控制台指南/节点管理 in
-github.com/tencentyun/qcloud-documents) only covers the driver, CUDA/cuDNN and MIG choices
-and says nothing of a device plugin, and the qGPU add-on (https://www.tencentcloud.com/document/product/457/59103)
-brings its own device plugin for shared GPUs. Searched 2026-11-30 (docs, pages, issues,
-code). So the Kubernetes layer installs NVIDIA's plugin here; on a cluster where TKE
-turns out to run one, set `gpuinfra:devicePlugin: never`."""
+PLATFORM_RUNS_DEVICE_PLUGIN = True
+"""TKE advertises `nvidia.com/gpu` on its GPU nodes itself, so the GPU layer installs no second
+NVIDIA device plugin there (two plugins registering one resource replace each other's
+registration in the kubelet: NVIDIA/k8s-device-plugin issue 255). Sources, none of them a
+sentence naming the DaemonSet of a standard cluster:
+- TKE's qGPU guide (https://www.tencentcloud.com/document/product/457/59103, updated
+  2024-02-28): GPU nodes without qGPU use "the NVIDIA allocation method" (whole
+  `nvidia.com/gpu` cards) that TKE's node pools provide, qGPU nodes `tke.cloud.tencent.com/qgpu-*`.
+- TKE's edge-cluster guide (tencentyun/qcloud-documents, product/计算与网络/容器服务/
+  边缘集群指南/边缘集群管理/节点管理.md, "边缘节点带GPU相关"): TKE ships an
+  `nvidia-device-plugin` DaemonSet itself.
+- tkestack/tke, the open-source TKE, deploys NVIDIA's device plugin on every physical-GPU
+  cluster (`EnsureNvidiaDevicePlugin`; tkestack/tke PR 1586 "only install nvidia device
+  plugin on pgpu").
+Not confirmed on a live cluster: with a GPU node up, `kubectl -n kube-system get ds` shows
+TKE's plugin; if none is there, set `gpuinfra:devicePlugin: always`."""
 
 
 def build(settings: Settings) -> ClusterHandle:
@@ -79,6 +87,7 @@ def build(settings: Settings) -> ClusterHandle:
             charge_type=charge_type,
             nat_gateways=settings.network.nat_gateways,
             tags=tags("network"),
+            zones=tc.zones,
         ),
     )
     access = settings.access
@@ -110,11 +119,13 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
     node_security_groups = [nodes_sg.security_group_id, admin.security_group_id]
+    node_key = NodeKeyPair(prefix, NodeKeyPairArgs(name_prefix=prefix, tags=tags("nodes")))
 
     system_pool = settings.system_pool
     system = TkeNodePool(
         f"{prefix}-system",
         TkeNodePoolArgs(
+            pool_name="system",
             cluster_id=cluster.cluster_id,
             vpc_id=network.vpc_id,
             subnet_ids=network.subnet_ids,
@@ -126,6 +137,7 @@ def build(settings: Settings) -> ClusterHandle:
             labels={"gpuinfra.io/pool": "system"},
             taints=[],
             security_group_ids=node_security_groups,
+            key_id=node_key.key_id,
             gpu=None,
             tags=tags("system-pool"),
         ),
@@ -139,6 +151,7 @@ def build(settings: Settings) -> ClusterHandle:
     TkeNodePool(
         f"{prefix}-gpu",
         TkeNodePoolArgs(
+            pool_name="gpu",
             cluster_id=cluster.cluster_id,
             vpc_id=network.vpc_id,
             subnet_ids=network.subnet_ids,
@@ -150,6 +163,7 @@ def build(settings: Settings) -> ClusterHandle:
             labels=gpu_labels,
             taints=[GPU_TAINT],
             security_group_ids=node_security_groups,
+            key_id=node_key.key_id,
             gpu=software,
             tags=tags("gpu-pool"),
         ),
@@ -235,6 +249,8 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("trainingRoleArn", training_role.role_arn)
     pulumi.export("gpuInstanceType", gpu.instance.instance_type)
     pulumi.export("gpuNodeScaling", settings.require_autoscaling().summary("TKE autoscaler"))
+    pulumi.export("zones", network.zones)
+    pulumi.export("zoneSource", network.zone_source)
 
     if settings.workstation is not None:
         workstation = GpuWorkstation(

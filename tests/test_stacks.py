@@ -46,6 +46,7 @@ UNTAGGABLE = {
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
     "aws:s3/bucketPolicy:BucketPolicy",
     "aws:autoscaling/tag:Tag",  # is itself a tag on an Auto Scaling group
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",  # takes no tags
 }
 
 

@@ -7,6 +7,10 @@ developer-reference/api-configure-auto-scaling). The ACK guide "Enable node auto
 (2026-03-30) says a pool's auto scaling takes effect only once it is enabled for the cluster,
 which is what this resource does; the provider's own acceptance test applies it to a plain
 ACK Pro cluster with no autoscaler add-on listed, as here.
+
+Line numbers below are aliyun/terraform-provider-alicloud@ace5bcf8
+alicloud/resource_alicloud_cs_autoscaling_config.go. Create is Update (:119-121), which sends
+most fields only when truthy (`d.GetOk`); Read sets them from the add-on's config.
 """
 
 from __future__ import annotations
@@ -49,9 +53,14 @@ class AckAutoscaler(pulumi.ComponentResource):
             # the reverse).
             unneeded_duration=delay,
             cool_down_duration=delay,
-            # kube-system pods must not pin an otherwise empty GPU node.
-            skip_nodes_with_system_pods=False,
-            skip_nodes_with_local_storage=False,
+            # Sent as true, the API's default, and read back as such (Read :173-174). A false
+            # here would never be sent (Update reads it with GetOk, :234) and would read back
+            # as true: a diff on every `pulumi up`. GPU nodes lose nothing by it: kube-system
+            # Deployments do not tolerate the GPU taint, and DaemonSet and mirror pods do not
+            # count (CreateAutoscalingConfig `skip_nodes_with_system_pods`).
+            skip_nodes_with_system_pods=True,
+            # skip_nodes_with_local_storage is left at its default, false (provider docs,
+            # website/docs/r/cs_autoscaling_config.html.markdown): a false would not be sent.
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
         )
         self.config_id = config.id

@@ -1,9 +1,12 @@
-"""VPC with vSwitches in zones that sell the GPU type, and one enhanced NAT gateway.
+"""VPC with vSwitches in zones that sell the GPU type; egress is ACK's NAT gateway.
 
 On Alibaba Cloud a vSwitch is neither public nor private: an ECS instance is private
 unless it gets a public IP or an EIP. Nodes get neither; they reach the internet (image
-pulls, package mirrors) through SNAT on the NAT gateway's EIP. The "public" vSwitches hold
-the NAT gateway and internet-facing load balancers.
+pulls, package mirrors) through SNAT on a NAT gateway that ACK creates with the cluster
+(CreateCluster `snat_entry`, see components/alicloud/cluster.py): one NAT gateway, one SNAT
+entry per node vSwitch, removed with the cluster. This component makes no NAT gateway of
+its own: ACK would configure SNAT beside it. The "public" vSwitches hold internet-facing load
+balancers and a public workstation.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import pulumi_alicloud as alicloud
 class AlicloudNetworkArgs:
     vpc_cidr: str
     public_subnet_cidrs: Sequence[str]
-    """One per zone: NAT gateway (in the first) and internet-facing load balancers."""
+    """One per zone: internet-facing load balancers (and a public workstation)."""
     private_subnet_cidrs: Sequence[str]
     """One per zone: nodes."""
     gpu_instance_type: str
@@ -32,8 +35,6 @@ class AlicloudNetwork(pulumi.ComponentResource):
     zone_ids: list[pulumi.Output[str]]
     node_vswitch_ids: list[pulumi.Output[str]]
     public_vswitch_ids: list[pulumi.Output[str]]
-    nat_gateway_id: pulumi.Output[str]
-    nat_public_ip: pulumi.Output[str]
 
     def __init__(
         self, name: str, args: AlicloudNetworkArgs, opts: pulumi.ResourceOptions | None = None
@@ -60,7 +61,7 @@ class AlicloudNetwork(pulumi.ComponentResource):
             f"{name}-vpc",
             vpc_name=f"{name}-vpc",
             cidr_block=args.vpc_cidr,
-            description="gpuinfra VPC: ACK nodes without public IPs, egress through NAT",
+            description="gpuinfra VPC: ACK nodes without public IPs, egress through ACK's NAT",
             tags=tags("vpc"),
             opts=child,
         )
@@ -73,7 +74,10 @@ class AlicloudNetwork(pulumi.ComponentResource):
                 cidr_block=cidr,
                 zone_id=zone,
                 tags=tags(role),
-                opts=child,
+                # zone_id is ForceNew and comes from a lookup that may answer differently once
+                # Alibaba sells the type in another zone: the first answer is kept, so a new
+                # zone never replaces a vSwitch (and the nodes in it).
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["zoneId"]),
             )
 
         public = [
@@ -85,61 +89,14 @@ class AlicloudNetwork(pulumi.ComponentResource):
             for i, cidr in enumerate(args.private_subnet_cidrs)
         ]
 
-        # Enhanced is the only NAT type Alibaba still sells; creating an enhanced internet
-        # NAT gateway adds the 0.0.0.0/0 route to it in the VPC's route table itself
-        # (CreateNatGateway API reference, updated 2026-01-12), so no RouteEntry here.
-        nat = alicloud.vpc.NatGateway(
-            f"{name}-nat",
-            nat_gateway_name=f"{name}-nat",
-            vpc_id=vpc.id,
-            vswitch_id=public[0].id,
-            nat_type="Enhanced",
-            network_type="internet",
-            payment_type="PayAsYouGo",
-            internet_charge_type="PayByLcu",
-            description="Egress for ACK nodes (SNAT only; no DNAT entries)",
-            tags=tags("nat"),
-            opts=child,
-        )
-        eip = alicloud.ecs.EipAddress(
-            f"{name}-nat-eip",
-            address_name=f"{name}-nat-eip",
-            description="Public address of the NAT gateway (egress only)",
-            internet_charge_type="PayByTraffic",
-            payment_type="PayAsYouGo",
-            bandwidth="100",  # Mbit/s ceiling; billed by traffic
-            isp="BGP",
-            tags=tags("nat-eip"),
-            opts=child,
-        )
-        association = alicloud.ecs.EipAssociation(
-            f"{name}-nat-eip-association",
-            allocation_id=eip.id,
-            instance_id=nat.id,
-            instance_type="Nat",
-            opts=child,
-        )
-        for i, node_vswitch in enumerate(nodes):
-            alicloud.vpc.SnatEntry(
-                f"{name}-private-{i + 1}-snat",
-                snat_entry_name=f"{name}-private-{i + 1}",
-                snat_table_id=nat.snat_table_ids,
-                source_vswitch_id=node_vswitch.id,
-                snat_ip=eip.ip_address,
-                opts=pulumi.ResourceOptions(parent=self, depends_on=[association]),
-            )
-
         self.vpc_id = vpc.id
         self.node_vswitch_ids = [s.id for s in nodes]
         self.public_vswitch_ids = [s.id for s in public]
-        self.nat_gateway_id = nat.id
-        self.nat_public_ip = eip.ip_address
         self.register_outputs(
             {
                 "vpc_id": self.vpc_id,
                 "node_vswitch_ids": self.node_vswitch_ids,
                 "public_vswitch_ids": self.public_vswitch_ids,
-                "nat_public_ip": self.nat_public_ip,
             }
         )
 

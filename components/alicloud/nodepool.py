@@ -39,7 +39,8 @@ class AckNodePoolArgs:
     cluster_id: pulumi.Input[str]
     vswitch_ids: Sequence[pulumi.Input[str]]
     instance_types: Sequence[str]
-    """In order of preference; ACK tries the next when one has no stock."""
+    """Types the pool may use. A spot pool buys the cheapest per vCPU first, not in this
+    order (see `multi_az_policy` below)."""
     size: PoolSize
     autoscale: bool
     """True: the cluster autoscaler moves the pool between min and max (min 0 allowed).
@@ -50,6 +51,7 @@ class AckNodePoolArgs:
     labels: Mapping[str, str]
     taints: Sequence[Taint]
     security_group_ids: Sequence[pulumi.Input[str]]
+    """ACK's cluster security group alone: nodes need nothing the admin group opens."""
     tags: Mapping[str, str]
     spot: SpotSettings = field(default_factory=lambda: SpotSettings(strategy="NoSpot"))
 
@@ -89,6 +91,8 @@ class AckNodePool(pulumi.ComponentResource):
             system_disk_encrypt_algorithm="aes-256",
             # Hardened metadata mode (tokens required), the ECS counterpart of IMDSv2.
             instance_metadata_options={"http_tokens": "required"},
+            # Required by CreateClusterNodePool (`security_group_ids` or the deprecated
+            # `security_group_id`); all of one type (basic or advanced), or ECS refuses.
             security_group_ids=list(args.security_group_ids),
             labels=[{"key": k, "value": v} for k, v in args.labels.items()],
             taints=[{"key": t.key, "value": t.value, "effect": t.effect} for t in args.taints],
@@ -98,9 +102,19 @@ class AckNodePool(pulumi.ComponentResource):
                 if spot.strategy == "SpotWithPriceLimit"
                 else None
             ),
-            # COST_OPTIMIZED: cheapest spot type first; required for on-demand compensation.
+            # COST_OPTIMIZED creates instances "based on the vCPU unit price in ascending
+            # order", spot first (CreateClusterNodePool `multi_az_policy`,
+            # alibabacloud-go/cs-20151215@v7.6.0 client/create_cluster_node_pool_request_model.go:
+            # 1644-1661): the listed type with the cheapest vCPU wins, not the first listed, so
+            # with [gn7i-c8g1.2xlarge, gn7i-c16g1.4xlarge] the larger node may come first. It is
+            # the only policy under which on-demand compensation works (same file, :1528), and
+            # PRIORITY orders vSwitches, not types. Settings therefore only allow extra types
+            # with the pool's GPUs, and the README says what the order really is.
             multi_az_policy="COST_OPTIMIZED" if is_spot else "BALANCE",
-            compensate_with_on_demand=spot.on_demand_fallback if is_spot else None,
+            # Sent only when true: Create reads it with GetOk
+            # (resource_alicloud_cs_kubernetes_node_pool.go:1252), so a false never reaches
+            # the API; leaving it out says the same thing without pretending otherwise.
+            compensate_with_on_demand=True if is_spot and spot.on_demand_fallback else None,
             spot_instance_remedy=True if is_spot else None,
             spot_instance_pools=min(len(args.instance_types), 10) if is_spot else None,
             on_demand_base_capacity="0" if is_spot else None,

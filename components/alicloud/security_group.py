@@ -1,4 +1,11 @@
-"""Admin security group: SSH, Jupyter and TensorBoard from the admin networks only."""
+"""Admin security group: SSH, Jupyter and TensorBoard from the admin networks only.
+
+Only the GPU workstation joins it: ACK nodes run no SSH, Jupyter or TensorBoard and stay in
+ACK's own (advanced) cluster group alone. ECS refuses an instance in both a basic and an
+advanced group ("Basic and advanced security groups",
+https://www.alibabacloud.com/help/en/ecs/user-guide/basic-security-groups-and-advanced-security-groups,
+updated 2026-04-27), so the group's type is chosen here, not left to a default.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,9 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.admin_access import ADMIN_GROUP_DESCRIPTION, ADMIN_PORTS
+
+SECURITY_GROUP_TYPE = "normal"
+"""ECS `SecurityGroupType`: `normal` (basic) or `enterprise` (advanced)."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +42,8 @@ class AdminSecurityGroup(pulumi.ComponentResource):
             f"{name}-admin-sg",
             security_group_name=f"{name}-admin-sg",
             vpc_id=args.vpc_id,
+            # Basic: the workstation is its only member, and the group's rules are CIDRs only.
+            security_group_type=SECURITY_GROUP_TYPE,
             description=ADMIN_GROUP_DESCRIPTION,
             tags={**args.tags, "Name": f"{name}-admin-sg"},
             opts=child,

@@ -14,10 +14,21 @@ def oss_endpoint(region: str, *, internal: bool) -> str:
     return f"https://oss-{region}{'-internal' if internal else ''}.aliyuncs.com"
 
 
+def default_bucket_name(name_prefix: str, account_id: str) -> str:
+    """`<namePrefix>-data-<account id>`: OSS names are global, account ids are unique, and
+    the stack's prefix (at most 32 characters) keeps it within OSS's 63."""
+    return f"{name_prefix}-data-{account_id}"
+
+
 @dataclass(frozen=True)
 class OssBucketArgs:
     bucket_name: str | None
-    """None: the provider names it from the resource name plus a random suffix."""
+    """None: `default_bucket_name(name_prefix, <the caller's account id>)`. The bucket is
+    always named here: left out, the provider would call it `tf-oss-bucket-<timestamp>`
+    (aliyun/terraform-provider-alicloud@ace5bcf8 alicloud/resource_alicloud_oss_bucket.go:502;
+    pulumi-alicloud auto-names only fields called `name`, and this one is `bucket`:
+    pulumi/pulumi-alicloud@9d2b1e47 provider/resources.go:1186-1193 and :2636)."""
+    name_prefix: str
     protect: bool
     noncurrent_version_expiration_days: int
     abort_incomplete_upload_days: int
@@ -32,9 +43,12 @@ class OssBucket(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpuinfra:alicloud:OssBucket", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        bucket_name: pulumi.Input[str] = args.bucket_name or alicloud.get_caller_identity_output(
+            opts=pulumi.InvokeOutputOptions(parent=self)
+        ).account_id.apply(lambda uid: default_bucket_name(args.name_prefix, uid))
         bucket = alicloud.oss.Bucket(
             f"{name}-data",
-            bucket=args.bucket_name,
+            bucket=bucket_name,
             storage_class="Standard",
             force_destroy=False,
             versioning={"status": "Enabled"},

@@ -100,9 +100,11 @@ class EksCluster(pulumi.ComponentResource):
             },
             encryption_config={"provider": {"key_arn": key.arn}, "resources": ["secrets"]},
             enabled_cluster_log_types=list(args.log_types),
+            # Access entries only (components/aws/cluster_access.py). The creator gets no
+            # automatic entry: ForceNew, so decided once; see cluster_access.py for why.
             access_config={
                 "authentication_mode": "API",
-                "bootstrap_cluster_creator_admin_permissions": True,
+                "bootstrap_cluster_creator_admin_permissions": False,
             },
             deletion_protection=args.deletion_protection,
             tags=dict(args.tags),

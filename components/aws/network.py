@@ -15,6 +15,11 @@ import pulumi_aws as aws
 
 from components.settings.model import NatGateways
 
+EKS_UNSUPPORTED_ZONE_IDS = ("use1-az3", "usw1-az2", "cac1-az3")
+"""Zones where EKS refuses cluster subnets, by zone ID (EKS user guide, "Subnet requirements
+for clusters", awsdocs/amazon-eks-user-guide@4d52b4d latest/ug/networking/network-reqs.adoc:
+86-101). Zone *names* map to different zones in every account, so only IDs can exclude them."""
+
 
 @dataclass(frozen=True)
 class AwsNetworkArgs:
@@ -30,7 +35,7 @@ class AwsNetwork(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     public_subnet_ids: list[pulumi.Output[str]]
     private_subnet_ids: list[pulumi.Output[str]]
-    availability_zones: list[pulumi.Output[str]]
+    availability_zone_ids: list[pulumi.Output[str]]
 
     def __init__(
         self, name: str, args: AwsNetworkArgs, opts: pulumi.ResourceOptions | None = None
@@ -41,14 +46,19 @@ class AwsNetwork(pulumi.ComponentResource):
         def tags(role: str) -> dict[str, str]:
             return {**args.tags, "Name": f"{name}-{role}"}
 
-        # Zones that need no opt-in (Local/Wavelength zones lack most GPU types).
+        # Zones that need no opt-in (Local/Wavelength zones lack most GPU types), less those
+        # EKS refuses. Subnets are placed by zone ID: a name is a different zone per account.
+        # The provider sorts zones by name and drops excluded IDs (terraform-provider-aws
+        # internal/service/ec2/ec2_availability_zones_data_source.go), so the first N stay the
+        # first N as long as the region adds zones under later letters.
         zones = aws.get_availability_zones_output(
             state="available",
+            exclude_zone_ids=list(EKS_UNSUPPORTED_ZONE_IDS),
             filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
-        self.availability_zones = [
-            zones.names.apply(_nth(i)) for i in range(len(args.private_subnet_cidrs))
+        self.availability_zone_ids = [
+            zones.zone_ids.apply(_nth(i)) for i in range(len(args.private_subnet_cidrs))
         ]
 
         vpc = aws.ec2.Vpc(
@@ -79,7 +89,7 @@ class AwsNetwork(pulumi.ComponentResource):
                 f"{name}-public-{i + 1}",
                 vpc_id=vpc.id,
                 cidr_block=cidr,
-                availability_zone=self.availability_zones[i],
+                availability_zone_id=self.availability_zone_ids[i],
                 map_public_ip_on_launch=False,
                 # Lets the AWS Load Balancer Controller find subnets for internet-facing LBs.
                 tags={**tags(f"public-{i + 1}"), "kubernetes.io/role/elb": "1"},
@@ -116,7 +126,7 @@ class AwsNetwork(pulumi.ComponentResource):
                 f"{name}-private-{i + 1}",
                 vpc_id=vpc.id,
                 cidr_block=cidr,
-                availability_zone=self.availability_zones[i],
+                availability_zone_id=self.availability_zone_ids[i],
                 map_public_ip_on_launch=False,
                 tags={**tags(f"private-{i + 1}"), "kubernetes.io/role/internal-elb": "1"},
                 opts=child,
@@ -169,8 +179,8 @@ def _nth(index: int) -> Callable[[list[str]], str]:
     def pick(names: list[str]) -> str:
         if index >= len(names):
             raise ValueError(
-                f"the region offers {len(names)} availability zones without opt-in; "
-                f"gpuinfra:availabilityZoneCount asks for {index + 1}"
+                f"the region offers {len(names)} availability zones without opt-in where EKS "
+                f"accepts subnets; gpuinfra:availabilityZoneCount asks for {index + 1}"
             )
         return names[index]
 

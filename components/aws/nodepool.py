@@ -79,8 +79,11 @@ class ManagedNodeGroupArgs:
     disk_size_gb: int
     labels: Mapping[str, str]
     taints: Sequence[Taint]
-    security_group_ids: Sequence[pulumi.Input[str]]
-    """Replaces EKS's default: must include the cluster security group."""
+    kubernetes_version: str
+    """The cluster's minor: nodes follow the control plane. Left unset, EKS keeps a group on
+    the minor it was created with and only the control plane moves (the provider sends
+    `version` only when set and updates it only on a change: terraform-provider-aws
+    internal/service/eks/node_group.go, resourceNodeGroupCreate/Update)."""
     tags: Mapping[str, str]
     depends_on: Sequence[pulumi.Resource] = ()
     autoscaled: bool = False
@@ -121,7 +124,9 @@ class ManagedNodeGroup(pulumi.ComponentResource):
                     },
                 }
             ],
-            vpc_security_group_ids=list(args.security_group_ids),
+            # No security groups here: EKS then gives the nodes the cluster security group
+            # itself (EKS user guide, launch-templates.adoc:105). Nodes serve none of the
+            # admin ports (SSH, Jupyter, TensorBoard); only the workstation carries that group.
             tag_specifications=[
                 {"resource_type": "instance", "tags": instance_tags},
                 {"resource_type": "volume", "tags": instance_tags},
@@ -136,6 +141,7 @@ class ManagedNodeGroup(pulumi.ComponentResource):
             node_role_arn=args.node_role_arn,
             subnet_ids=list(args.subnet_ids),
             ami_type=args.ami_type,
+            version=args.kubernetes_version,
             capacity_type=args.capacity_type,
             instance_types=list(args.instance_types),
             scaling_config={

@@ -61,12 +61,9 @@ class DataBucket(pulumi.ComponentResource):
         aws.s3.BucketServerSideEncryptionConfiguration(
             f"{name}-data-encryption",
             bucket=bucket.id,
-            rules=[
-                {
-                    "apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"},
-                    "bucket_key_enabled": True,
-                }
-            ],
+            # SSE-S3. No bucket key: S3 Bucket Keys only cut KMS calls under SSE-KMS and do
+            # nothing here (https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucket-key.html).
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
             opts=child,
         )
         aws.s3.BucketLifecycleConfiguration(

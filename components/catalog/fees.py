@@ -143,6 +143,18 @@ ALICLOUD_NAT_GATEWAY = Fee(
     "2026-11-30",
     _ALI_NO_PRICE,
 )
+ALICLOUD_API_SERVER_CLB = Fee(
+    None,
+    "load balancer",
+    "varies",
+    "aliyun/terraform-provider-alicloud@ace5bcf8 "
+    "alicloud/resource_alicloud_cs_managed_kubernetes.go:190 (ACK's API server CLB: 'the "
+    "charge of the load balancer has been changed to PayByCLCU', "
+    "an instance fee plus capacity units)",
+    "2026-11-30",
+    "ACK creates one CLB per cluster for its API server, billed to the account while the "
+    "cluster exists; " + _ALI_NO_PRICE,
+)
 ALICLOUD_OSS_STANDARD = Fee(
     None,
     "GB",

@@ -18,11 +18,12 @@ Checked 2026-11-30.
 The `name` next to each version is the installer's file name. TKE's own acceptance test of
 the Terraform provider creates a node pool with driver `NVIDIA-Linux-x86_64-470.182.03.run`,
 CUDA `cuda_11.4.3_470.82.01_linux.run` and cuDNN `cudnn-11.4-linux-x64-v8.2.4.15.tgz`
-(terraform-provider-tencentcloud, tencentcloud/services/tke/resource_tc_kubernetes_node_pool
-_test.go, commit f6970a9, 2026-08-21): NVIDIA's file names, the CUDA one carrying the driver
-its runfile bundles, not the node's. That row is verified as a whole. For cuDNN 8.3 and
-later NVIDIA ships `cudnn-linux-x86_64-<version>_cuda<major>-archive.tar.xz`; that TKE names
-those the same way is inferred from the verified row, not seen.
+(terraform-provider-tencentcloud@v1.82.42, the release tencentcloud-iac-pulumi 0.2.3 runs,
+tencentcloud/services/tke/resource_tc_kubernetes_node_pool_test.go:643-657): NVIDIA's file
+names, the CUDA one carrying the driver its runfile bundles, not the node's. That row is
+verified as a whole. For cuDNN 8.3 and later NVIDIA ships
+`cudnn-linux-x86_64-<version>_cuda<major>-archive.tar.xz`; that TKE names those the same way
+is inferred from the verified row, not seen.
 """
 
 from __future__ import annotations

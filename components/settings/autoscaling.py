@@ -16,6 +16,12 @@ from .reader import ConfigReader
 
 MAX_SCALE_DOWN_DELAY_MINUTES = 1440
 """A day: an idle GPU node kept longer than that is a cost, not a delay."""
+SCALE_DOWN_DELAY_RANGE: dict[str, tuple[int, int]] = {"alicloud": (1, 60)}
+"""Clouds whose autoscaler takes a narrower range than ours. ACK's (`cs.AutoscalingConfig`
+`unneeded_duration`/`cool_down_duration`) takes 1 to 60 minutes, as the review of issue 14
+reports from ACK's "Enable node autoscaling" guide; the provider itself has no validator
+(aliyun/terraform-provider-alicloud@ace5bcf8
+alicloud/resource_alicloud_cs_autoscaling_config.go:41-50)."""
 
 
 @dataclass(frozen=True)
@@ -66,14 +72,16 @@ def parse_autoscaling(
             + ", ".join(CLUSTER_AUTOSCALER_TAGS),
         )
     delay = r.integer("gpuPoolScaleDownDelayMinutes")
-    if not 1 <= delay <= MAX_SCALE_DOWN_DELAY_MINUTES:
+    low, high = SCALE_DOWN_DELAY_RANGE.get(cloud, (1, MAX_SCALE_DOWN_DELAY_MINUTES))
+    if not low <= delay <= high:
+        where = f" on {cloud}" if cloud in SCALE_DOWN_DELAY_RANGE else ""
         r.problem(
             "gpuPoolScaleDownDelayMinutes",
             delay,
-            f"must be between 1 and {MAX_SCALE_DOWN_DELAY_MINUTES} (minutes an empty GPU node "
-            "is kept before the autoscaler removes it)",
+            f"must be between {low} and {high}{where} (minutes an empty GPU node is kept before "
+            "the autoscaler removes it)",
         )
-        delay = max(1, min(delay, MAX_SCALE_DOWN_DELAY_MINUTES))
+        delay = max(low, min(delay, high))
 
     pool_gpus = max_nodes * gpus_per_node
     given = r.integer("maxGpus")

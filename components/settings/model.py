@@ -11,6 +11,7 @@ from .gpu_layer import GpuLayerSettings
 
 if TYPE_CHECKING:
     from .autoscaling import AutoscalingSettings
+    from .clouds.aws import AwsSettings
     from .clouds.kubernetes import ExistingClusterSettings
     from .clouds.tencentcloud import TencentCloudSettings
     from .workstation import WorkstationSettings
@@ -93,6 +94,9 @@ class AlicloudSettings:
     """None: the driver ACK installs by default for the cluster version."""
     pod_cidr: str
     service_cidr: str
+    ack_version: str
+    """The full ACK version the cluster runs, e.g. `1.33.3-aliyun.1`: pinned in config or in
+    `ACK_VERSIONS`, never looked up, so a new ACK patch never upgrades a cluster by itself."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,8 @@ class Settings:
     storage: StorageSettings
     identity: IdentitySettings
     gpu_layer: GpuLayerSettings
+    aws: AwsSettings | None = None
+    """Set only when `cloud` is aws."""
     alicloud: AlicloudSettings | None = None
     """Set only when `cloud` is alicloud."""
     tencentcloud: TencentCloudSettings | None = None

@@ -66,8 +66,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "1.35",
         "cluster",
         "Kubernetes minor version of the managed cluster, e.g. `1.35` (in EKS standard support "
-        "until 2027-03; older versions bill extended support). At least 1.31: "
-        "training Jobs rely on podFailurePolicy, GA in 1.31.",
+        "until 2027-03; older versions bill extended support, and EKS refuses those past it). "
+        "At least 1.31: training Jobs rely on podFailurePolicy, GA in 1.31. On AWS, raise it "
+        "one minor per `pulumi up`: node groups follow the cluster.",
     ),
     _k(
         "apiEndpointPublic",
@@ -419,8 +420,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "gpuPoolSpot",
         "Most to pay for one spot GPU instance per hour, in the account's billing currency "
         "(e.g. `2.5`). Only with the spot strategy that takes a limit (Alibaba Cloud: "
-        "`gpuPoolSpotStrategy: SpotWithPriceLimit`; Tencent Cloud: any spot pool). Empty: no "
-        "limit.",
+        "`gpuPoolSpotStrategy: SpotWithPriceLimit`, empty: no limit; Tencent Cloud: required "
+        "for a spot pool).",
     ),
     _k(
         "gpuDriverVersion",
@@ -431,6 +432,16 @@ KEYS: tuple[ConfigKey, ...] = (
         "`ack.aliyun.com/nvidia-driver-version` node label; TKE: the node pool's `gpu_args`, "
         "one of the versions in components/catalog/tencentcloud_gpu_drivers.py). Empty: the "
         "platform's default.",
+    ),
+    # AWS only (EKS)
+    _k(
+        "clusterAdminArns",
+        "array",
+        [],
+        "aws",
+        "AWS: IAM role or user ARNs (`arn:aws:iam::<account>:role/<name>`) given cluster-admin "
+        "access entries on the EKS cluster, besides the principal that runs `pulumi up` (which "
+        "always gets one), e.g. your SSO role or a self-hosted runner's role.",
     ),
     # Alibaba Cloud only
     _k(
@@ -448,7 +459,9 @@ KEYS: tuple[ConfigKey, ...] = (
         [],
         "alicloud",
         "Alibaba Cloud: more instance types with the same GPUs (model and count) as "
-        "`gpuPoolInstanceType`, tried when it has no spot stock, e.g. ecs.gn7i-c16g1.4xlarge.",
+        "`gpuPoolInstanceType`, e.g. ecs.gn7i-c16g1.4xlarge. Not a fallback order: the "
+        "spot pool's scaling group (COST_OPTIMIZED) buys whichever listed type in stock has "
+        "the lowest price per vCPU, which can be the larger type.",
     ),
     _k(
         "gpuPoolOnDemandFallback",
@@ -458,14 +471,33 @@ KEYS: tuple[ConfigKey, ...] = (
         "Alibaba Cloud: create pay-as-you-go GPU nodes when no spot instance can be had "
         "(costs the on-demand price). False: wait for spot stock.",
     ),
+    _k(
+        "ackVersion",
+        "string",
+        "",
+        "alicloud",
+        "Alibaba Cloud: the full ACK version, e.g. `1.33.3-aliyun.1`, of `kubernetesVersion`'s "
+        "minor. Empty: the version pinned for that minor in components/settings/clouds/"
+        "alicloud.py. Never looked up: changing it is the (control-plane) upgrade.",
+    ),
     # Tencent Cloud only
     _k(
         "cosAppId",
         "string",
         "",
         "tencentcloud",
-        "Tencent Cloud (required there): the account's APPID, e.g. `1250000000`. COS bucket "
-        "names end with `-<APPID>`; an empty `bucketName` becomes `<namePrefix>-data-<APPID>`.",
+        "Tencent Cloud (required there): the account's APPID, 10 digits, e.g. `1250000000`. COS "
+        "bucket names end with `-<APPID>`; an empty `bucketName` becomes "
+        "`<namePrefix>-data-<APPID>`.",
+    ),
+    _k(
+        "tkeZones",
+        "array",
+        [],
+        "tencentcloud",
+        "Tencent Cloud: the zone of each private subnet, in order, e.g. `[ap-guangzhou-3, "
+        "ap-guangzhou-4]`; as many as `availabilityZoneCount`. Empty: the zones that offer the "
+        "GPU type are looked up once, and existing subnets keep theirs.",
     ),
     _k(
         "gpuCudaVersion",
@@ -595,7 +627,7 @@ KEYS: tuple[ConfigKey, ...] = (
         10,
         "autoscaling",
         "Minutes a GPU node must be unneeded (and must have run since the last scale-up) before "
-        "the autoscaler removes it, 1 to 1440.",
+        "the autoscaler removes it, 1 to 1440 (Alibaba Cloud: 1 to 60).",
     ),
     _k(
         "maxGpus",

@@ -7,6 +7,7 @@ offline preview and the tests validate exactly what `pulumi up` would.
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
 import ipaddress
 import re
@@ -16,11 +17,13 @@ from typing import cast
 
 from components import catalog
 
+from . import eks_versions
 from .autoscaling import parse_autoscaling
 from .clouds import RULES, CloudRules
 from .clouds import kubernetes as existing_cluster_rules
 from .clouds import tencentcloud as tencentcloud_rules
 from .clouds.alicloud import parse_alicloud
+from .clouds.aws import parse_aws
 from .clouds.kubernetes import parse_existing_cluster
 from .errors import SettingsError
 from .gpu_layer import parse_gpu_layer
@@ -58,11 +61,13 @@ def parse_settings(
     *,
     stack: str,
     provider_config: Mapping[str, str] | None = None,
+    today: dt.date | None = None,
 ) -> Settings:
     """Validate the `gpuinfra:` keys (unqualified names in `raw`) as a whole.
 
     `provider_config` holds other namespaces' keys the program needs, such as
-    `aws:region`. Raises `SettingsError` listing every problem found.
+    `aws:region`. `today` (default: the real date) decides which Kubernetes minors the
+    managed service still offers. Raises `SettingsError` listing every problem found.
     """
     r = ConfigReader(raw)
     _check_unknown_keys(r)
@@ -74,7 +79,7 @@ def parse_settings(
     existing = parse_existing_cluster(r) if cloud == existing_cluster_rules.CLOUD else None
     region = "" if existing else _region(r, rules, provider_config or {})
     name_prefix = _name_prefix(r, stack)
-    cluster = _cluster(r, cloud)
+    cluster = _cluster(r, cloud, today or dt.date.today())
     network = _network(r)
     access = _access(r, cloud)
     system_pool = _system_pool(r, rules)
@@ -114,6 +119,7 @@ def parse_settings(
             "required when trainingJobs is set: the Jobs checkpoint under it",
         )
 
+    aws = parse_aws(r) if cloud == "aws" else None
     alicloud = (
         parse_alicloud(r, cluster=cluster, network=network, access=access, gpu_pool=gpu_pool)
         if cloud == "alicloud"
@@ -127,6 +133,7 @@ def parse_settings(
             kubernetes_version=cluster.kubernetes_version,
             vpc_cidr=network.vpc_cidr,
             capacity_type=gpu_pool.capacity_type if gpu_pool is not None else "spot",
+            zone_count=network.availability_zone_count,
         )
         if cloud == "tencentcloud"
         else None
@@ -164,6 +171,7 @@ def parse_settings(
         storage=storage,
         identity=identity,
         gpu_layer=gpu_layer,
+        aws=aws,
         alicloud=alicloud,
         tencentcloud=tencentcloud,
         existing_cluster=existing,
@@ -208,7 +216,7 @@ def _name_prefix(r: ConfigReader, stack: str) -> str:
     return value
 
 
-def _cluster(r: ConfigReader, cloud: str) -> ClusterSettings:
+def _cluster(r: ConfigReader, cloud: str, today: dt.date) -> ClusterSettings:
     version = r.string("kubernetesVersion")
     match = re.fullmatch(r"1\.(\d+)", version)
     if not match:
@@ -220,6 +228,8 @@ def _cluster(r: ConfigReader, cloud: str) -> ClusterSettings:
             f"must be 1.{MIN_KUBERNETES_MINOR} or newer (training Jobs need podFailurePolicy, "
             f"GA in 1.{MIN_KUBERNETES_MINOR})",
         )
+    elif cloud == "aws" and (eks := eks_versions.version_problem(version, today)):
+        r.problem("kubernetesVersion", version, eks)
     log_types = r.strings("clusterLogTypes")
     for log_type in log_types:
         if log_type not in CLUSTER_LOG_TYPES:

@@ -1,4 +1,7 @@
-"""TKE managed cluster: KMS-encrypted Secrets, and its API endpoint (private by default)."""
+"""TKE managed cluster: KMS-encrypted Secrets, and its API endpoint.
+
+Sources: terraform-provider-tencentcloud@v1.82.42 (what tencentcloud-iac-pulumi 0.2.3 runs).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,16 @@ from typing import Any
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
+
+ENDPOINT_FIELDS = (
+    "clusterInternet",
+    "clusterIntranet",
+    "clusterInternetSecurityGroup",
+    "clusterIntranetSubnetId",
+    "clusterInternetDomain",
+    "clusterIntranetDomain",
+)
+"""The Cluster's endpoint fields, owned by the ClusterEndpoint resource instead."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +64,9 @@ class TkeCluster(pulumi.ComponentResource):
             f"{name}-secrets-key",
             alias=f"{args.cluster_name}-tke-secrets",
             description=f"Envelope encryption of Kubernetes Secrets in {args.cluster_name}",
+            # Create disables the key unless `is_enabled` (default false):
+            # tencentcloud/services/kms/resource_tc_kms_key.go:32-37, 149-151.
+            is_enabled=True,
             key_usage="ENCRYPT_DECRYPT",
             key_rotation_enabled=True,
             pending_delete_window_in_days=30,
@@ -70,16 +86,20 @@ class TkeCluster(pulumi.ComponentResource):
             service_cidr=args.service_cidr,
             cluster_max_service_num=args.max_services,
             cluster_max_pod_num=args.max_pods_per_node,
-            # The endpoints are opened by TkeEndpoint once a node pool exists (TKE refuses
-            # them on a cluster without nodes).
-            cluster_internet=False,
-            cluster_intranet=False,
+            # `cluster_internet`/`cluster_intranet` are left unset: TkeEndpoint's ClusterEndpoint
+            # owns the endpoints (opened once a node exists). The provider says not to drive
+            # them from both resources (resource_tc_kubernetes_cluster_endpoint.md:5); Read
+            # sets the Cluster's flags from TKE (resource_tc_kubernetes_cluster_extension.go:
+            # 2353-2357), so a `False` here would make the next update close the endpoint
+            # (resource_tc_kubernetes_cluster_extension.go:1294-1305).
             deletion_protection=args.deletion_protection,
             node_pool_global_configs=(
                 [_autoscaler_config(args.autoscaler)] if args.autoscaler is not None else None
             ),
             tags=dict(args.tags),
-            opts=child,
+            # Unset Optional+Computed fields show no diff; ignoring them also keeps a later
+            # edit here from ever toggling what the ClusterEndpoint opened.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=list(ENDPOINT_FIELDS)),
         )
         tencentcloud.kubernetes.EncryptionProtection(
             f"{name}-secrets-encryption",
@@ -122,7 +142,16 @@ class TkeEndpointArgs:
 
 
 class TkeEndpoint(pulumi.ComponentResource):
-    """The API server's addresses and the kubeconfig that reaches it."""
+    """The API server's addresses and the kubeconfig that reaches it.
+
+    The private endpoint is always on (nodes and in-VPC tools use it). With `public`, TKE also
+    opens an internet endpoint whose load balancer takes `public_security_group_id`, which
+    admits 443 from `adminCidrs` only, and the kubeconfig handed on is the public one
+    (DescribeClusterKubeconfig with IsExtranet: resource_tc_kubernetes_cluster_endpoint.go:
+    187-203, service_tencentcloud_tke.go:546-577). Create waits for a running node
+    (resource_tc_kubernetes_cluster_endpoint.go:258, service_tencentcloud_tke.go:840-878):
+    `depends_on` must hold a node pool with at least one node.
+    """
 
     endpoint: pulumi.Output[str]
     kubeconfig: pulumi.Output[str]

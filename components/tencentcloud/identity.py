@@ -43,8 +43,12 @@ class PodIdentity(pulumi.ComponentResource):
             auto_create_oidc_config=True,
             auto_create_client_ids=[STS_AUDIENCE],
             auto_install_pod_identity_webhook_addon=True,
-            # TKE hands CAM the signing keys when it creates the provider, so the API
-            # server's discovery documents need not be open to anonymous users.
+            # Only an RBAC rule letting anonymous users read the API server's
+            # /.well-known/openid-configuration and /openid/v1/jwks
+            # (resource_tc_kubernetes_auth_attachment.go:54-59). CAM does not fetch them: the
+            # OIDC provider TKE creates holds the signing key itself (`identity_key`, "Public
+            # key for signature": services/cam/data_source_tc_cam_oidc_config.go:37-41), and
+            # STS checks tokens against it. So no anonymous access (provider v1.82.42).
             auto_create_discovery_anonymous_auth=False,
             opts=pulumi.ResourceOptions(parent=self),
         )
@@ -111,7 +115,10 @@ def pod_identity_trust_policy(
             "version": "2.0",
             "statement": [
                 {
-                    "action": "name/sts:AssumeRoleWithWebIdentity",
+                    # Arrays where CAM allows a string or an array: CAM hands documents back
+                    # with arrays, and the provider compares what it reads with what was sent
+                    # (services/cam/service_tencentcloud_cam.go:1179-1215).
+                    "action": ["name/sts:AssumeRoleWithWebIdentity"],
                     "effect": "allow",
                     "principal": {
                         "federated": [f"qcs::cam::uin/{account_uin}:oidc-provider/{cluster_id}"]

@@ -1,7 +1,13 @@
-"""VPC with one private subnet per zone that sells the GPU type, and NAT for egress.
+"""VPC with one private subnet per zone, and NAT for egress.
 
 A Tencent NAT gateway belongs to the VPC (no public subnet needed); nodes get no public
 IP and reach the internet (images, datasets) through it.
+
+A subnet's zone is ForceNew (terraform-provider-tencentcloud@v1.82.42
+tencentcloud/services/vpc/resource_tc_subnet.go:35-40): a zone that moves replaces the subnet
+and every node in it. So zones come from settings (`tkeZones`), or from a lookup of the zones
+that offer the GPU type (whatever their stock today: a zone that sells out for a while
+stays in the list) whose answer cannot move a subnet that exists (`ignore_changes`).
 """
 
 from __future__ import annotations
@@ -14,6 +20,11 @@ import tencentcloud_iac_pulumi as tencentcloud
 
 from components.settings.model import NatGateways
 
+ZONES_FROM_SETTINGS = "settings (gpuinfra:tkeZones)"
+ZONES_LOOKED_UP = "lookup of zones offering {instance_type} ({charge_type}); pin: gpuinfra:tkeZones"
+"""Said when no zone is pinned: the lookup runs on every update, but a subnet that exists keeps
+the zone it was created in (`ignore_changes`)."""
+
 
 @dataclass(frozen=True)
 class TencentNetworkArgs:
@@ -22,36 +33,56 @@ class TencentNetworkArgs:
     """One per zone; as many zones as subnets."""
     gpu_instance_type: str
     charge_type: str
-    """`SPOTPAID` or `POSTPAID_BY_HOUR`: zones must sell the GPU type this way."""
+    """`SPOTPAID` or `POSTPAID_BY_HOUR`: zones must offer the GPU type this way."""
     nat_gateways: NatGateways
     tags: Mapping[str, str]
+    zones: Sequence[str] = ()
+    """Pinned zones, one per subnet (`tkeZones`); empty: looked up."""
 
 
 class TencentNetwork(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     subnet_ids: list[pulumi.Output[str]]
     zones: list[pulumi.Output[str]]
+    """Each subnet's zone as the provider holds it (a looked-up zone never moves a subnet)."""
+    zone_source: str
+    """Where the zones came from, in one line (the preview shows it)."""
 
     def __init__(
         self, name: str, args: TencentNetworkArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gpuinfra:tencentcloud:Network", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        family = args.gpu_instance_type.split(".")[0]
-        offered = tencentcloud.instance.get_types_output(
-            filters=[
-                {"name": "instance-family", "values": [family]},
-                {"name": "instance-charge-type", "values": [args.charge_type]},
-            ],
-            exclude_sold_out=True,
-            opts=pulumi.InvokeOutputOptions(parent=self),
-        )
-        zone_names = offered.instance_types.apply(
-            lambda types: zones_offering(
-                [(t.instance_type, t.availability_zone) for t in types], args.gpu_instance_type
+        pinned = bool(args.zones)
+        if pinned:
+            if len(args.zones) != len(args.subnet_cidrs):
+                raise ValueError("one pinned zone per subnet")
+            wanted: list[pulumi.Output[str]] = [pulumi.Output.from_input(z) for z in args.zones]
+            self.zone_source = ZONES_FROM_SETTINGS
+        else:
+            family = args.gpu_instance_type.split(".")[0]
+            offered = tencentcloud.instance.get_types_output(
+                filters=[
+                    {"name": "instance-family", "values": [family]},
+                    {"name": "instance-charge-type", "values": [args.charge_type]},
+                ],
+                # Every zone that offers the type, sold out today or not: a list that changes
+                # only when Tencent stops offering the type somewhere.
+                exclude_sold_out=False,
+                opts=pulumi.InvokeOutputOptions(parent=self),
             )
-        )
-        self.zones = [zone_names.apply(_nth(i, args)) for i in range(len(args.subnet_cidrs))]
+            zone_names = offered.instance_types.apply(
+                lambda types: zones_offering(
+                    [(t.instance_type, t.availability_zone) for t in types],
+                    args.gpu_instance_type,
+                )
+            )
+            wanted = [zone_names.apply(_nth(i, args)) for i in range(len(args.subnet_cidrs))]
+            self.zone_source = ZONES_LOOKED_UP.format(
+                instance_type=args.gpu_instance_type, charge_type=args.charge_type
+            )
+        # A looked-up zone is only used for a subnet (or NAT) that does not exist yet.
+        keep_zone = [] if pinned else ["availabilityZone"]
 
         vpc = tencentcloud.vpc.Instance(
             f"{name}-vpc",
@@ -78,9 +109,9 @@ class TencentNetwork(pulumi.ComponentResource):
                 name=f"{name}-nat{suffix}",
                 vpc_id=vpc.id,
                 assigned_eip_sets=[eip.public_ip],
-                zone=self.zones[i] if args.nat_gateways == "perAz" else None,
+                zone=wanted[i] if args.nat_gateways == "perAz" else None,
                 tags=dict(args.tags),
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=[] if pinned else ["zone"]),
             )
             table = tencentcloud.route.Table(
                 f"{name}-private{suffix}-rt",
@@ -109,16 +140,19 @@ class TencentNetwork(pulumi.ComponentResource):
                     name=f"{name}-private-{i + 1}",
                     vpc_id=vpc.id,
                     cidr_block=cidr,
-                    availability_zone=self.zones[i],
+                    availability_zone=wanted[i],
                     route_table_id=table.id,
                     tags=dict(args.tags),
-                    opts=child,
+                    opts=pulumi.ResourceOptions(parent=self, ignore_changes=keep_zone),
                 )
             )
 
         self.vpc_id = vpc.id
         self.subnet_ids = [s.id for s in subnets]
-        self.register_outputs({"vpc_id": self.vpc_id, "subnet_ids": self.subnet_ids})
+        self.zones = [s.availability_zone for s in subnets]
+        self.register_outputs(
+            {"vpc_id": self.vpc_id, "subnet_ids": self.subnet_ids, "zones": self.zones}
+        )
 
 
 def zones_offering(offers: Sequence[tuple[str, str]], instance_type: str) -> list[str]:
@@ -130,9 +164,10 @@ def _nth(index: int, args: TencentNetworkArgs) -> Callable[[list[str]], str]:
     def pick(zones: list[str]) -> str:
         if index >= len(zones):
             raise ValueError(
-                f"{args.gpu_instance_type} is on sale ({args.charge_type}) in "
+                f"{args.gpu_instance_type} is offered ({args.charge_type}) in "
                 f"{len(zones)} zone(s) of this region ({', '.join(zones) or 'none'}); "
-                f"gpuinfra:availabilityZoneCount asks for {index + 1}"
+                f"gpuinfra:availabilityZoneCount asks for {index + 1}. Lower it, or name the "
+                "zones with gpuinfra:tkeZones"
             )
         return zones[index]
 

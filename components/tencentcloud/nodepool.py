@@ -23,8 +23,21 @@ NODE_OS = "tlinux3.1x86_64"
 """TencentOS Server 3.1, the OS TKE's GPU driver install supports (DescribeGPUInfo's
 example uses it: https://cloud.tencent.com/document/api/457/129269)."""
 CONTAINERD_DIR = "/var/lib/containerd"
+"""Where the encrypted data disk is mounted, and the node's container directory
+(`docker_graph_path`): images and containers' writable layers live on the encrypted disk. The
+provider sends `docker_graph_path` on every create, `/var/lib/docker` unless set
+(terraform-provider-tencentcloud@v1.82.42
+tencentcloud/services/tke/resource_tc_kubernetes_node_pool.go:151-157, schema default;
+resource_tc_kubernetes_cluster_attachment_extension.go:537-539 sends it as
+`InstanceAdvancedSettings.DockerGraphPath`), so it is set to the mount point: whether TKE
+reads it as containerd's root or not, containerd's data is on the data disk."""
 SYSTEM_DISK_GB = 50
 DISK_TYPE = "CLOUD_PREMIUM"
+SPOT_INSTANCE_TYPE = "one-time"
+"""The only spot type the launch configuration takes (resource_tc_kubernetes_node_pool.go:384-389,
+validator `one-time`): a reclaimed instance is not restarted; the group replaces it."""
+POOL_NAME_MAX = 25
+"""TKE node pool names: at most 25 characters (resource_tc_kubernetes_node_pool.go:42-46)."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +51,8 @@ class GpuSoftware:
 
 @dataclass(frozen=True)
 class TkeNodePoolArgs:
+    pool_name: str
+    """The pool's name in TKE (unique within the cluster, at most `POOL_NAME_MAX`)."""
     cluster_id: pulumi.Input[str]
     vpc_id: pulumi.Input[str]
     subnet_ids: Sequence[pulumi.Input[str]]
@@ -50,6 +65,11 @@ class TkeNodePoolArgs:
     labels: Mapping[str, str]
     taints: Sequence[Taint]
     security_group_ids: Sequence[pulumi.Input[str]]
+    """In order: the first is the instances' primary group."""
+    key_id: pulumi.Input[str]
+    """The CVM key pair nodes accept for SSH: Create needs a key or a password
+    (resource_tc_kubernetes_node_pool_extension.go:1025-1049) and a key is never in the
+    launch configuration in plain text."""
     gpu: GpuSoftware | None
     tags: Mapping[str, str]
 
@@ -61,9 +81,14 @@ class TkeNodePool(pulumi.ComponentResource):
         self, name: str, args: TkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__("gpuinfra:tencentcloud:TkeNodePool", name, None, opts)
+        if len(args.pool_name) > POOL_NAME_MAX:
+            raise ValueError(f"TKE node pool name {args.pool_name!r} exceeds {POOL_NAME_MAX}")
         spot = args.charge_type == "SPOTPAID"
-        # The launch configuration can encrypt data disks but not the system disk; the
-        # encrypted data disk is mounted where containerd keeps images and pod data.
+        if spot and not args.spot_max_price:
+            raise ValueError("a SPOTPAID pool needs spot_max_price (settings require it)")
+        # The launch configuration can encrypt data disks but not the system disk (its
+        # SystemDisk takes a type and a size only); the encrypted data disk holds containerd's
+        # images and containers. Pod volumes (emptyDir) and logs stay on the system disk.
         launch: dict[str, Any] = {
             "instance_type": args.instance_type,
             "instance_charge_type": args.charge_type,
@@ -77,7 +102,10 @@ class TkeNodePool(pulumi.ComponentResource):
                     "delete_with_instance": True,
                 }
             ],
-            "security_group_ids": list(args.security_group_ids),
+            # `security_group_ids` is refused at Create (an unordered set):
+            # resource_tc_kubernetes_node_pool_extension.go:1051-1056.
+            "orderly_security_group_ids": list(args.security_group_ids),
+            "key_ids": [args.key_id],
             "public_ip_assigned": False,
             "internet_max_bandwidth_out": 0,
             "enhanced_security_service": True,
@@ -86,11 +114,10 @@ class TkeNodePool(pulumi.ComponentResource):
             "instance_name": name,
         }
         if spot:
-            # One-time spot: a reclaimed instance is not restarted; the group replaces it.
-            launch["spot_instance_type"] = "one-time"
-            if args.spot_max_price is not None:
-                launch["spot_max_price"] = args.spot_max_price
+            launch["spot_instance_type"] = SPOT_INSTANCE_TYPE
+            launch["spot_max_price"] = args.spot_max_price
         node_config: dict[str, Any] = {
+            "docker_graph_path": CONTAINERD_DIR,
             "data_disks": [
                 {
                     "disk_type": DISK_TYPE,
@@ -105,7 +132,7 @@ class TkeNodePool(pulumi.ComponentResource):
             node_config["gpu_args"] = gpu_args(args.gpu)
         pool = tencentcloud.kubernetes.NodePool(
             f"{name}-pool",
-            name=name,
+            name=args.pool_name,
             cluster_id=args.cluster_id,
             vpc_id=args.vpc_id,
             subnet_ids=list(args.subnet_ids),

@@ -29,6 +29,7 @@ from components.workstation_cloud_init import (
 )
 
 from .identity import bucket_access_policy
+from .names import key_pair_name
 from .storage import cos_endpoint
 
 IMAGE_NAME_REGEX = r"^Ubuntu Server 22\.04"
@@ -40,7 +41,7 @@ CentOS ones), and the console's "install the GPU driver in the background" has n
 (RunInstances' EnhancedService holds only security, monitor and automation agents; the
 provider's `tencentcloud_instance` has no driver argument). So cloud-init installs Ubuntu's
 packaged datacenter driver. Sources: Tencent docs 560/76423 (NVIDIA driver guide), CVM API
-2017-03-12 RunInstances, terraform-provider-tencentcloud v1.83.25 `instance` docs."""
+2017-03-12 RunInstances, terraform-provider-tencentcloud@v1.82.42 `instance` docs."""
 LOGIN_USER = "ubuntu"
 SYSTEM_DISK_GB = 50
 DATA_DIR = "/data"
@@ -130,7 +131,7 @@ class GpuWorkstation(WorkstationBase):
         )
         key = tencentcloud.key.Pair(
             f"{name}-workstation-key",
-            key_name=f"{name.replace('-', '_')}_ws",
+            key_name=key_pair_name(name, "ws"),
             public_key=s.ssh_public_key,
             tags=dict(args.tags),
             opts=child,

@@ -6,10 +6,11 @@ RAM ARNs `acs:ram::<16-digit uid>:role/<name>`); values are hashes, never real r
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
+
+import yaml
 
 from .common import FAKE_CA, CallHandler, CloudMocks, ResourceHandler, autoname, digest
 
@@ -26,12 +27,21 @@ def _cluster_id(name: str) -> str:
 # resources
 
 
+def _public_address(cluster_id: str) -> str:
+    """The address ACK's API server CLB would get on the internet (TEST-NET-2, never routed)."""
+    octet = bytes.fromhex(digest("ack-slb-internet", cluster_id, length=2))[0]
+    return f"198.51.100.{octet or 1}"
+
+
 def _managed_kubernetes(
     name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
 ) -> None:
+    """What the provider reads back after CreateCluster (resource_alicloud_cs_managed_kubernetes.go
+    Read): dropped falsy booleans mean the API defaults apply, and ACK makes a NAT gateway."""
     cluster_id = _cluster_id(name)
     state["id"] = cluster_id
     state.setdefault("name", autoname("ack", name))
+    state["version"] = inputs.get("version") or ACK_VERSIONS[0]
     provider = f"ack-rrsa-{cluster_id}"
     enabled = bool(inputs.get("enableRrsa"))
     state["rrsaMetadata"] = {
@@ -42,24 +52,30 @@ def _managed_kubernetes(
         "ramOidcProviderName": provider if enabled else "",
         "ramOidcProviderArn": f"acs:ram::{ACCOUNT_UID}:oidc-provider/{provider}" if enabled else "",
     }
-    state["securityGroupId"] = f"sg-{digest('ack-sg', cluster_id, length=20)}"
+    state["securityGroupId"] = inputs.get("securityGroupId") or (
+        f"sg-{digest('ack-sg', cluster_id, length=20)}"
+    )
+    # IsEnterpriseSecurityGroup defaults to true in CreateCluster; a false is never sent.
+    state["isEnterpriseSecurityGroup"] = not inputs.get("securityGroupId")
     state["vpcId"] = f"vpc-{digest('vpc-of', cluster_id, length=21)}"
-    state["natGatewayId"] = ""
+    # SnatEntry defaults to true and a false `newNatGateway` is never sent: ACK always makes
+    # one NAT gateway (the provider reads back the VPC's first).
+    state["natGatewayId"] = f"ngw-{digest('ack-nat', cluster_id, length=21)}"
     state["slbId"] = f"lb-{digest('ack-slb', cluster_id, length=21)}"
     state["slbIntranet"] = "10.0.0.200"
-    state["slbInternet"] = "198.51.100.20" if inputs.get("slbInternetEnabled") else ""
-    state["workerRamRoleName"] = f"KubernetesWorkerRole-{digest('role', cluster_id, length=12)}"
-    state["clusterSpec"] = inputs.get("clusterSpec", "ack.standard")
+    # EndpointPublicAccess defaults to false; only a true `slbInternetEnabled` is sent.
+    public = _public_address(cluster_id) if inputs.get("slbInternetEnabled") else ""
+    state["slbInternet"] = public
     state["connections"] = [
         {
             "apiServerIntranet": "https://10.0.0.200:6443",
-            "apiServerInternet": "https://198.51.100.20:6443"
-            if inputs.get("slbInternetEnabled")
-            else "",
-            "masterPublicIp": "",
+            "apiServerInternet": f"https://{public}:6443" if public else "",
+            "masterPublicIp": public,
             "serviceDomain": f"*.{cluster_id}.{region}.alicontainer.com",
         }
     ]
+    state["workerRamRoleName"] = f"KubernetesWorkerRole-{digest('role', cluster_id, length=12)}"
+    state["clusterSpec"] = inputs.get("clusterSpec", "ack.standard")
 
 
 def _node_pool(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
@@ -101,7 +117,12 @@ def _kms_key(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region
 
 
 def _oss_bucket(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
-    bucket = state.setdefault("bucket", autoname("oss", name))
+    """An unnamed bucket gets the provider's `tf-oss-bucket-<timestamp><counter>`
+    (resource_alicloud_oss_bucket.go:502, the Terraform SDK's PrefixedUniqueId: an
+    18-digit UTC timestamp and an 8-hex-digit counter), not a name derived from the resource."""
+    stamp = str(int(digest("oss-bucket-time", name, length=15), 16))[-18:].rjust(18, "2")
+    bucket = state.get("bucket") or f"tf-oss-bucket-{stamp}00000001"
+    state["bucket"] = bucket
     state["id"] = bucket
     state["location"] = f"oss-{region}"
     state["extranetEndpoint"] = f"oss-{region}.aliyuncs.com"
@@ -202,6 +223,8 @@ def _kubernetes_versions(args: Mapping[str, Any], region: str) -> dict[str, Any]
 
 
 def _cluster_credential(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    """The Internet kubeconfig: the provider always asks DescribeClusterUserKubeconfig with
+    PrivateIpAddress false (service_alicloud_cs.go:243), whatever endpoint the cluster has."""
     cluster_id = str(args.get("clusterId") or "")
     user = f"{ACCOUNT_UID}-{cluster_id}"
     kubeconfig = {
@@ -211,7 +234,7 @@ def _cluster_credential(args: Mapping[str, Any], region: str) -> dict[str, Any]:
             {
                 "name": "kubernetes",
                 "cluster": {
-                    "server": "https://10.0.0.200:6443",
+                    "server": f"https://{_public_address(cluster_id)}:6443",
                     "certificate-authority-data": FAKE_CA,
                 },
             }
@@ -229,11 +252,20 @@ def _cluster_credential(args: Mapping[str, Any], region: str) -> dict[str, Any]:
         "id": cluster_id,
         "clusterId": cluster_id,
         "clusterName": cluster_id,
-        "kubeConfig": json.dumps(kubeconfig, indent=2),
+        "kubeConfig": yaml.safe_dump(kubeconfig, sort_keys=False),  # ACK returns YAML
         "expiration": "2029-11-30T00:00:00Z",
         "certificateAuthorities": [
             {"clusterCert": FAKE_CA, "clientCert": FAKE_CA, "clientKey": FAKE_CA}
         ],
+    }
+
+
+def _caller_identity(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    return {
+        "id": ACCOUNT_UID,
+        "accountId": ACCOUNT_UID,
+        "arn": f"acs:ram::{ACCOUNT_UID}:root",
+        "identityType": "Account",
     }
 
 
@@ -285,6 +317,7 @@ _CALLS: dict[str, CallHandler] = {
     "alicloud:index/getZones:getZones": _zones,
     "alicloud:cs/getKubernetesVersion:getKubernetesVersion": _kubernetes_versions,
     "alicloud:cs/getClusterCredential:getClusterCredential": _cluster_credential,
+    "alicloud:index/getCallerIdentity:getCallerIdentity": _caller_identity,
 }
 
 MOCKS = CloudMocks(resources=_RESOURCES, id_prefixes=_ID_PREFIX, calls=_CALLS)

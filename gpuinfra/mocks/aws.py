@@ -119,6 +119,16 @@ def _eks_node_group(
     state["status"] = "ACTIVE"
 
 
+def _subnet(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    """EC2 fills in the zone name from the zone ID and the other way round."""
+    by_name = zone_ids(region)
+    by_id = {zone_id: zone for zone, zone_id in by_name.items()}
+    if inputs.get("availabilityZoneId"):
+        state["availabilityZone"] = by_id.get(inputs["availabilityZoneId"], "")
+    elif inputs.get("availabilityZone"):
+        state["availabilityZoneId"] = by_name.get(inputs["availabilityZone"], "")
+
+
 def _instance_profile(
     name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
 ) -> None:
@@ -156,6 +166,7 @@ _RESOURCES: dict[str, ResourceHandler] = {
     "aws:ec2/instance:Instance": _ec2_instance,
     "aws:ec2/keyPair:KeyPair": _key_pair,
     "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
+    "aws:ec2/subnet:Subnet": _subnet,
 }
 
 
@@ -163,24 +174,126 @@ _RESOURCES: dict[str, ResourceHandler] = {
 # lookups
 
 
+# Zone name -> zone ID in the mock account, as DescribeAvailabilityZones lists them. Names map
+# to different IDs in every account (EC2 user guide, "AZ IDs"); this account's mapping puts
+# the zone IDs EKS refuses (use1-az3, usw1-az2, cac1-az3) among the first names, so a program
+# that picks zones by name index meets them as it would in many real accounts.
+_ZONE_IDS: dict[str, dict[str, str]] = {
+    "us-east-1": {
+        "us-east-1a": "use1-az6",
+        "us-east-1b": "use1-az3",
+        "us-east-1c": "use1-az1",
+        "us-east-1d": "use1-az2",
+        "us-east-1e": "use1-az4",
+        "us-east-1f": "use1-az5",
+    },
+    "us-west-1": {"us-west-1a": "usw1-az2", "us-west-1b": "usw1-az1", "us-west-1c": "usw1-az3"},
+    "ca-central-1": {
+        "ca-central-1a": "cac1-az3",
+        "ca-central-1b": "cac1-az1",
+        "ca-central-1d": "cac1-az2",
+    },
+}
+_DIRECTIONS = {"east": "e", "west": "w", "north": "n", "south": "s", "central": "c"}
+
+
+def _region_code(region: str) -> str:
+    """`use1` for us-east-1, `apse1` for ap-southeast-1: the prefix of the region's zone IDs."""
+    parts = region.split("-")
+    direction = parts[1]
+    for word, letter in (("southeast", "se"), ("northeast", "ne"), ("southwest", "sw")):
+        if direction == word:
+            return f"{parts[0]}{letter}{parts[-1]}"
+    return f"{parts[0]}{_DIRECTIONS.get(direction, direction[:1])}{parts[-1]}"
+
+
+def zone_ids(region: str) -> dict[str, str]:
+    """Every zone name of `region` in the mock account with its zone ID, sorted by name."""
+    known = _ZONE_IDS.get(region)
+    if known is None:
+        code = _region_code(region)
+        known = {f"{region}{letter}": f"{code}-az{i + 1}" for i, letter in enumerate("abc")}
+    return dict(sorted(known.items()))
+
+
 def _zones(args: Mapping[str, Any], region: str) -> dict[str, Any]:
-    letters = "abcdef"
+    """DescribeAvailabilityZones sorted by name, then `excludeNames`/`excludeZoneIds` dropped,
+    as the provider does (terraform-provider-aws internal/service/ec2/
+    ec2_availability_zones_data_source.go, dataSourceAvailabilityZonesRead)."""
+    excluded_names = set(args.get("excludeNames") or [])
+    excluded_ids = set(args.get("excludeZoneIds") or [])
+    kept = [
+        (name, zone_id)
+        for name, zone_id in zone_ids(region).items()
+        if name not in excluded_names and zone_id not in excluded_ids
+    ]
     return {
         "id": region,
-        "names": [f"{region}{c}" for c in letters],
-        "zoneIds": [f"{region.replace('-', '')[:4]}-az{i + 1}" for i in range(len(letters))],
-        "groupNames": [region] * len(letters),
+        "names": [name for name, _ in kept],
+        "zoneIds": [zone_id for _, zone_id in kept],
+        "groupNames": [region],
         "state": args.get("state"),
     }
+
+
+DEPLOY_ROLE = "gpuinfra-deploy"
+"""The role the mock caller has assumed: `pulumi up` usually runs as an assumed role (CI's
+OIDC role, an SSO role), whose caller ARN is an STS session ARN, not the role's IAM ARN."""
 
 
 def _caller_identity(args: Mapping[str, Any], region: str) -> dict[str, Any]:
     return {
         "id": ACCOUNT_ID,
         "accountId": ACCOUNT_ID,
-        "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/offline-preview",
-        "userId": "AIDAOFFLINEPREVIEW",
+        "arn": f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/{DEPLOY_ROLE}/offline-preview",
+        "userId": "AROAOFFLINEPREVIEW:offline-preview",
     }
+
+
+def _session_context(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    """The IAM role behind an STS session ARN (`issuerArn`); other ARNs come back as given."""
+    arn = str(args.get("arn", ""))
+    prefix = f"arn:aws:sts::{ACCOUNT_ID}:assumed-role/"
+    if arn.startswith(prefix):
+        role, _, session = arn.removeprefix(prefix).partition("/")
+        return {
+            "id": arn,
+            "arn": arn,
+            "issuerArn": f"arn:aws:iam::{ACCOUNT_ID}:role/{role}",
+            "issuerId": "AROAOFFLINEPREVIEW",
+            "issuerName": role,
+            "sessionName": session,
+        }
+    return {"id": arn, "arn": arn, "issuerArn": arn, "issuerId": "", "issuerName": "",
+            "sessionName": ""}  # fmt: skip
+
+
+DEPLOYED_CLUSTERS: dict[str, dict[str, Any]] = {}
+"""EKS clusters the mock account already has, by name: `{"version": "1.34", "nodeGroups":
+{"name": "1.34"}}`. Empty: a fresh account (the offline preview cannot see a real one); tests
+fill it to play an upgrade."""
+
+
+def _eks_clusters(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    return {"id": region, "names": sorted(DEPLOYED_CLUSTERS)}
+
+
+def _eks_cluster_lookup(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    name = str(args.get("name", ""))
+    if name not in DEPLOYED_CLUSTERS:
+        raise UnmockedCallError(f"no EKS cluster named {name} in the mock account")
+    return {"id": name, "name": name, "version": DEPLOYED_CLUSTERS[name]["version"]}
+
+
+def _eks_node_groups(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    cluster = DEPLOYED_CLUSTERS.get(str(args.get("clusterName", "")), {})
+    return {"id": args.get("clusterName"), "names": sorted(cluster.get("nodeGroups", {}))}
+
+
+def _eks_node_group_lookup(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    cluster = DEPLOYED_CLUSTERS.get(str(args.get("clusterName", "")), {})
+    name = str(args.get("nodeGroupName", ""))
+    return {"id": name, "nodeGroupName": name, "version": cluster["nodeGroups"][name]}
 
 
 def _partition(args: Mapping[str, Any], region: str) -> dict[str, Any]:
@@ -220,6 +333,11 @@ _CALLS: dict[str, CallHandler] = {
     "aws:ssm/getParameter:getParameter": _ssm_parameter,
     "aws:index/getAvailabilityZones:getAvailabilityZones": _zones,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
+    "aws:iam/getSessionContext:getSessionContext": _session_context,
+    "aws:eks/getClusters:getClusters": _eks_clusters,
+    "aws:eks/getCluster:getCluster": _eks_cluster_lookup,
+    "aws:eks/getNodeGroups:getNodeGroups": _eks_node_groups,
+    "aws:eks/getNodeGroup:getNodeGroup": _eks_node_group_lookup,
     "aws:index/getPartition:getPartition": _partition,
     "aws:index/getRegion:getRegion": _region,
 }

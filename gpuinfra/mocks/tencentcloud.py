@@ -1,7 +1,13 @@
 """Tencent Cloud: outputs of the resources and lookups the Tencent Cloud stack uses.
 
-Ids follow Tencent's shapes (`vpc-` plus 8 characters, `cls-...`, node pools
-`<cluster id>#np-...`); the account is a made-up UIN and APPID.
+Ids follow what terraform-provider-tencentcloud@v1.82.42 stores (`d.SetId`): `vpc-` plus 8
+characters, `cls-...`, node pools `<cluster id>#np-...`
+(services/tke/resource_tc_kubernetes_node_pool.go:785), a rule set, endpoint, auth
+attachment or encryption protection takes the id of what it configures
+(resource_tc_security_group_rule_set.go:161, resource_tc_kubernetes_encryption_protection.go:
+116), route entries `<entry>.<table>` (resource_tc_route_table_entry.go:135), role policy
+attachments `<role>#<policy>` (resource_tc_cam_role_policy_attachment.go:95). The account is a
+made-up UIN and APPID.
 """
 
 from __future__ import annotations
@@ -68,7 +74,11 @@ def _cluster(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region
     state["password"] = ""
     state["clusterNodeNum"] = 0
     state["clusterAsEnabled"] = False
-    state["kubeConfig"] = ""  # endpoints are opened later, by ClusterEndpoint
+    # Read reports the endpoints as TKE has them: closed until a ClusterEndpoint opens them
+    # (resource_tc_kubernetes_cluster_extension.go:2353-2357).
+    state["clusterInternet"] = False
+    state["clusterIntranet"] = False
+    state["kubeConfig"] = ""
     state["kubeConfigIntranet"] = ""
 
 
@@ -76,6 +86,7 @@ def _cluster_endpoint(
     name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
 ) -> None:
     cluster_id = str(inputs.get("clusterId", ""))
+    state["id"] = cluster_id  # resource_tc_kubernetes_cluster_endpoint.go:286
     octets = bytes.fromhex(digest("endpoint", name, length=4))
     private = f"https://10.0.{octets[0] % 32}.{octets[1] or 1}"
     public = f"https://{cluster_id}.ccs.tencent-cloud.com"
@@ -96,6 +107,8 @@ def _node_pool(name: str, inputs: Mapping[str, Any], state: dict[str, Any], regi
     state["launchConfigId"] = f"asc-{digest('asc', name, length=8)}"
     state["status"] = "normal"
     state["nodeCount"] = inputs.get("desiredCapacity", 0)
+    state["autoscalingAddedTotal"] = inputs.get("desiredCapacity", 0)
+    state["manuallyAddedTotal"] = 0
 
 
 def _auth_attachment(
@@ -112,7 +125,8 @@ def _kms_key(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region
     state["id"] = "-".join(
         digest("kms", name, str(i), length=n) for i, n in enumerate((8, 4, 4, 4, 12))
     )
-    state["keyState"] = "Enabled"
+    # Create disables the key unless `is_enabled` (services/kms/resource_tc_kms_key.go:149).
+    state["keyState"] = "Enabled" if inputs.get("isEnabled") else "Disabled"
 
 
 def _eip(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
@@ -138,6 +152,49 @@ def _cam_policy(name: str, inputs: Mapping[str, Any], state: dict[str, Any], reg
     state["id"] = str(200000000 + int(digest("policy", name, length=6), 16))
 
 
+def _key_pair(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    state["id"] = _short_id("skey", "skey", name)
+    state["createdTime"] = "2026-11-30T00:00:00Z"
+    if not inputs.get("publicKey"):
+        # CreateKeyPair: CVM generates the pair and returns the private key once
+        # (services/cvm/resource_tc_key_pair.go:159-171).
+        state["publicKey"] = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAB" + digest("pub", name, length=16)
+        state["privateKey"] = (
+            "-----BEGIN RSA PRIVATE KEY-----\noffline-preview-not-a-real-key\n"
+            "-----END RSA PRIVATE KEY-----\n"
+        )
+
+
+def _rule_set(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    state["id"] = str(inputs.get("securityGroupId", ""))
+    state["version"] = "1"
+
+
+def _route_entry(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    state["id"] = f"{int(digest('entry', name, length=4), 16)}.{inputs.get('routeTableId', '')}"
+
+
+def _role_policy_attachment(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    state["id"] = f"{inputs.get('roleId', '')}#{inputs.get('policyId', '')}"
+    state["policyType"] = "User"
+    state["createMode"] = 2
+
+
+def _encryption_protection(
+    name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str
+) -> None:
+    state["id"] = str(inputs.get("clusterId", ""))
+    state["status"] = "Opened"
+
+
+def _subnet(name: str, inputs: Mapping[str, Any], state: dict[str, Any], region: str) -> None:
+    state["id"] = _short_id("subnet", "subnet", name)
+    state["isDefault"] = False
+    state["availableIpCount"] = 8187
+
+
 def _prefixed(prefix: str) -> ResourceHandler:
     """Tencent ids: a prefix and 8 characters, e.g. `vpc-2x7k9q1m`."""
 
@@ -159,12 +216,16 @@ def _cvm_instance(name: str, inputs: Mapping[str, Any], state: dict[str, Any], r
 
 _RESOURCES: dict[str, ResourceHandler] = {
     _T + "Instance/instance:Instance": _cvm_instance,
-    _T + "Key/pair:Pair": _prefixed("skey"),
+    _T + "Key/pair:Pair": _key_pair,
     _T + "Vpc/instance:Instance": _prefixed("vpc"),
-    _T + "Subnet/instance:Instance": _prefixed("subnet"),
+    _T + "Subnet/instance:Instance": _subnet,
     _T + "Nat/gateway:Gateway": _prefixed("nat"),
     _T + "Route/table:Table": _prefixed("rtb"),
+    _T + "Route/tableEntry:TableEntry": _route_entry,
     _T + "Security/group:Group": _prefixed("sg"),
+    _T + "Security/groupRuleSet:GroupRuleSet": _rule_set,
+    _T + "Kubernetes/encryptionProtection:EncryptionProtection": _encryption_protection,
+    _T + "Cam/rolePolicyAttachment:RolePolicyAttachment": _role_policy_attachment,
     _T + "Kubernetes/cluster:Cluster": _cluster,
     _T + "Kubernetes/clusterEndpoint:ClusterEndpoint": _cluster_endpoint,
     _T + "Kubernetes/nodePool:NodePool": _node_pool,
@@ -204,16 +265,23 @@ def _filter_values(args: Mapping[str, Any], name: str) -> list[str]:
 
 
 def _instance_types(args: Mapping[str, Any], region: str) -> dict[str, Any]:
+    """DescribeZoneInstanceConfigInfos as `instance.get_types` returns it: every zone that
+    offers the type, each with its stock (`SELL` or `SOLD_OUT`); `exclude_sold_out` drops the
+    sold-out ones. Here spot GPUs are sold out in each region's first GPU zone, as happens."""
     families = _filter_values(args, "instance-family") or list(_SIZES)
     charge = (_filter_values(args, "instance-charge-type") or ["POSTPAID_BY_HOUR"])[0]
     zones = [f"{region}-{n}" for n in _ZONE_NUMBERS.get(region, (1, 2, 3, 4))]
+
+    def status(zone: str) -> str:
+        return "SOLD_OUT" if charge == "SPOTPAID" and zone == zones[0] else "SELL"
+
     offers = [
         {
             "availabilityZone": zone,
             "family": family,
             "instanceType": f"{family}.{size}",
             "instanceChargeType": charge,
-            "status": "SELL",
+            "status": status(zone),
             "cpuCoreCount": 0,
             "gpuCoreCount": 0,
             "memorySize": 0,
@@ -222,6 +290,7 @@ def _instance_types(args: Mapping[str, Any], region: str) -> dict[str, Any]:
         for family in families
         for size in _SIZES.get(family, ())
         for zone in zones
+        if not (args.get("excludeSoldOut") and status(zone) == "SOLD_OUT")
     ]
     return {"id": digest("types", *families, charge), "instanceTypes": offers}
 

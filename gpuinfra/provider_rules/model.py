@@ -40,12 +40,21 @@ class RuleContext:
     ) -> None:
         self.resources = list(resources)
         self.config: Mapping[str, str] = config or {}
-        self._by_id = {r.id: r for r in self.resources if r.id}
+        self._by_id: dict[str, list[RecordedResource]] = {}
+        for r in self.resources:
+            if r.id:
+                self._by_id.setdefault(r.id, []).append(r)
         self._by_urn = {r.urn: r for r in self.resources}
 
-    def by_id(self, resource_id: Any) -> RecordedResource | None:
-        """The resource whose (mocked) id is `resource_id`: how inputs reference others."""
-        return self._by_id.get(resource_id) if isinstance(resource_id, str) else None
+    def by_id(self, resource_id: Any, *types: str) -> RecordedResource | None:
+        """The resource whose (mocked) id is `resource_id`: how inputs reference others.
+
+        Ids are unique per type only (a Tencent security-group rule set has its group's id),
+        so name the types the input may point at; the first registered of several wins."""
+        if not isinstance(resource_id, str):
+            return None
+        found = [r for r in self._by_id.get(resource_id, []) if not types or r.type in types]
+        return found[0] if found else None
 
     def by_urn(self, urn: str) -> RecordedResource | None:
         return self._by_urn.get(urn)

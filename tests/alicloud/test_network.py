@@ -1,11 +1,11 @@
-"""Network: vSwitches in zones that sell the GPU type, one enhanced NAT, SNAT per node vSwitch."""
+"""Network: vSwitches in zones that sell the GPU type; egress is the NAT gateway ACK makes."""
 
 from __future__ import annotations
 
 import pytest
 
 from gpuinfra.engine import Plan
-from tests.alicloud.conftest import PREFIX, STACK
+from tests.alicloud.conftest import STACK
 from tests.conftest import build
 
 SWITCH = "alicloud:vpc/switch:Switch"
@@ -23,31 +23,33 @@ def test_vswitches_sit_in_zones_from_the_gpu_lookup(ali_plan: Plan) -> None:
     assert all(s.inputs["vpcId"] == vpc.id for s in ali_plan.of_type(SWITCH))
 
 
-def test_enhanced_nat_with_eip_and_snat_for_every_node_vswitch(ali_plan: Plan) -> None:
-    nat = ali_plan.one("alicloud:vpc/natGateway:NatGateway")
-    assert nat.inputs["natType"] == "Enhanced"
-    assert nat.inputs["networkType"] == "internet"
-    public_1 = ali_plan.one(SWITCH, f"{PREFIX}-public-1")
-    assert nat.inputs["vswitchId"] == public_1.id
-    eip = ali_plan.one("alicloud:ecs/eipAddress:EipAddress")
-    association = ali_plan.one("alicloud:ecs/eipAssociation:EipAssociation")
-    assert association.inputs["allocationId"] == eip.id
-    assert association.inputs["instanceId"] == nat.id
-    assert association.inputs["instanceType"] == "Nat"
-    snats = ali_plan.of_type("alicloud:vpc/snatEntry:SnatEntry")
-    node_ids = {s.id for s in ali_plan.of_type(SWITCH) if "-private-" in s.name}
-    assert {s.inputs["sourceVswitchId"] for s in snats} == node_ids
-    for snat in snats:
-        assert snat.inputs["snatTableId"] == nat.outputs["snatTableIds"]
-        assert snat.inputs["snatIp"] == eip.outputs["ipAddress"]
+def test_ack_makes_the_only_nat_gateway_and_snat_path(ali_plan: Plan) -> None:
+    """Finding 2: ACK's snat_entry is always true (a false is never sent), so the stack makes
+    no NAT gateway, EIP or SNAT entry of its own: ACK's are the only ones."""
+    for type_ in (
+        "alicloud:vpc/natGateway:NatGateway",
+        "alicloud:ecs/eipAddress:EipAddress",
+        "alicloud:ecs/eipAssociation:EipAssociation",
+        "alicloud:vpc/snatEntry:SnatEntry",
+    ):
+        assert ali_plan.of_type(type_) == [], type_
+    cluster = ali_plan.one("alicloud:cs/managedKubernetes:ManagedKubernetes")
+    assert cluster.inputs["newNatGateway"] is True
+    node_ids = sorted(s.id for s in ali_plan.of_type(SWITCH) if "-private-" in s.name)
+    assert sorted(cluster.inputs["vswitchIds"]) == node_ids  # ACK's SNAT covers every one
+    assert ali_plan.outputs["natGatewayId"] == cluster.outputs["natGatewayId"]
+
+
+def test_vswitches_keep_the_zone_they_were_made_in(ali_plan: Plan) -> None:
+    """zone_id is ForceNew and comes from a lookup: the first answer is kept."""
+    for vswitch in ali_plan.of_type(SWITCH):
+        assert "zoneId" in vswitch.ignore_changes
 
 
 def test_no_node_gets_a_public_ip(ali_plan: Plan) -> None:
     for pool in ali_plan.of_type("alicloud:cs/nodePool:NodePool"):
         assert not pool.inputs.get("internetMaxBandwidthOut")
         assert not (pool.inputs.get("scalingConfig") or {}).get("isBondEip")
-    cluster = ali_plan.one("alicloud:cs/managedKubernetes:ManagedKubernetes")
-    assert cluster.inputs["newNatGateway"] is False  # ours is the only NAT gateway
 
 
 def test_more_zones_than_sell_the_type_is_an_error_naming_the_key() -> None:

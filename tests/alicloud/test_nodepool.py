@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gpuinfra.engine import Plan
 from tests.alicloud.conftest import PREFIX, STACK
-from tests.conftest import build
+from tests.conftest import ROOT, build
 
 POOL = "alicloud:cs/nodePool:NodePool"
 GPU = f"{PREFIX}-gpu-pool"
@@ -54,7 +54,8 @@ def test_spot_with_a_price_limit_for_every_type() -> None:
         {"instanceType": "ecs.gn7i-c8g1.2xlarge", "priceLimit": "3.2"},
         {"instanceType": "ecs.gn7i-c16g1.4xlarge", "priceLimit": "3.2"},
     ]
-    assert gpu["compensateWithOnDemand"] is False
+    # Not sent when off: Create reads it with d.GetOk, a False would never reach the API.
+    assert "compensateWithOnDemand" not in gpu
 
 
 def test_on_demand_pool_has_no_spot_settings() -> None:
@@ -83,3 +84,15 @@ def test_system_pool_is_fixed_size_cpu_and_untainted(ali_plan: Plan) -> None:
     assert "scalingConfig" not in system
     assert system["spotStrategy"] == "NoSpot"
     assert not system.get("taints")
+
+
+def test_extra_types_are_documented_as_cheapest_per_vcpu_not_list_order() -> None:
+    """Finding 7: COST_OPTIMIZED buys by vCPU unit price (CreateClusterNodePool), so the
+    docs must not promise list order."""
+    from components.settings.schema import KEYS
+
+    [extra] = [k for k in KEYS if k.name == "gpuPoolExtraInstanceTypes"]
+    assert "lowest price per vCPU" in extra.description
+    assert "tried when it has no spot stock" not in extra.description
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert "lowest price per vCPU" in readme

@@ -16,6 +16,7 @@ from tests.conftest import ROOT
 BASE = {
     "cloud": "alicloud",
     "gpuPoolInstanceType": "ecs.gn7i-c8g1.2xlarge",
+    "kubernetesVersion": "1.33",
     "gpuLayer": "separate",  # a private endpoint: the GPU layer is another stack's
 }
 REGION = {"alicloud:region": "cn-hangzhou"}
@@ -34,6 +35,16 @@ def test_defaults_parse() -> None:
     assert settings.alicloud.on_demand_fallback is True
     assert settings.system_pool.instance_type == "ecs.g7.xlarge"
     assert settings.alicloud.driver_version is None
+    assert settings.alicloud.ack_version == "1.33.3-aliyun.1"  # pinned for 1.33
+
+
+def test_ack_version_is_pinned_per_minor_or_given() -> None:
+    """Finding 4: the full ACK version comes from config or a pinned table, never a lookup."""
+    assert _parse({"kubernetesVersion": "1.32"}).alicloud.ack_version == "1.32.7-aliyun.1"  # type: ignore[union-attr]
+    given = _parse({"kubernetesVersion": "1.34", "ackVersion": "1.34.1-aliyun.1"})
+    assert given.alicloud is not None and given.alicloud.ack_version == "1.34.1-aliyun.1"
+    with pytest.raises(SettingsError, match=r"no ACK version is pinned for Kubernetes 1\.35"):
+        _parse({"kubernetesVersion": None})  # the generic default, 1.35, has no ACK pin
 
 
 @pytest.mark.parametrize(
@@ -79,6 +90,15 @@ def test_defaults_parse() -> None:
         ({"gpuDriverVersion": "latest"}, "gpuinfra:gpuDriverVersion", "550.144.03"),
         ({"natGateways": "perAz"}, "gpuinfra:natGateways", "only single"),
         ({"apiEndpointPublic": "true"}, "gpuinfra:apiEndpointPublic", "cannot limit"),
+        ({"apiEndpointPublic": "true"}, "gpuinfra:apiEndpointPublic", "access control list"),
+        ({"ackVersion": "1.33"}, "gpuinfra:ackVersion", "full ACK version"),
+        ({"ackVersion": "1.32.7-aliyun.1"}, "gpuinfra:ackVersion", "kubernetesVersion 1.33"),
+        ({"kubernetesVersion": "1.34"}, "gpuinfra:kubernetesVersion", "set gpuinfra:ackVersion"),
+        (
+            {"gpuPoolScaleDownDelayMinutes": "61"},
+            "gpuinfra:gpuPoolScaleDownDelayMinutes",
+            "between 1 and 60 on alicloud",
+        ),
         ({"vpcCidr": "172.20.0.0/16"}, "gpuinfra:vpcCidr", "172.20.0.0/16"),
         ({"gpuPoolDiskSizeGb": "4096"}, "gpuinfra:gpuPoolDiskSizeGb", "2048"),
         ({"clusterLogRetentionDays": "4000"}, "gpuinfra:clusterLogRetentionDays", "Log Service"),
@@ -148,6 +168,8 @@ def test_cli_exits_2_naming_every_alibaba_key(tmp_path: Path) -> None:
         "gpuinfra:gpuPoolExtraInstanceTypes": ["ecs.gn6i-c4g1.xlarge"],
         "gpuinfra:gpuDriverVersion": "latest",
         "gpuinfra:natGateways": "perAz",
+        "gpuinfra:gpuPoolScaleDownDelayMinutes": 61,
+        "gpuinfra:ackVersion": "1.33",
     }
     config.update(bad)
     (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))

@@ -20,8 +20,6 @@ from tests.conftest import ROOT, stack_config
 UNTAGGABLE = {
     "alicloud:cs/autoscalingConfig:AutoscalingConfig",  # cluster settings, takes no tags
     "alicloud:ecs/securityGroupRule:SecurityGroupRule",
-    "alicloud:ecs/eipAssociation:EipAssociation",
-    "alicloud:vpc/snatEntry:SnatEntry",
     "alicloud:kms/alias:Alias",
     "alicloud:oss/bucketAcl:BucketAcl",
     "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock",
@@ -94,11 +92,35 @@ def test_preview_json_shows_the_gpu_pool() -> None:
     ]
     assert gpu["inputs"]["scalingConfig"]["minSize"] == 0
     types = {r["type"] for r in plan["resources"]}
+    assert "alicloud:vpc/natGateway:NatGateway" not in types  # ACK makes the NAT gateway
     for expected in (
-        "alicloud:vpc/natGateway:NatGateway",
         "alicloud:cs/managedKubernetes:ManagedKubernetes",
         "alicloud:oss/bucket:Bucket",
         "alicloud:ram/role:Role",
         "alicloud:kms/key:Key",
     ):
         assert expected in types
+
+
+def test_readme_says_what_an_account_needs_and_what_idle_costs() -> None:
+    """Finding 8 and the issue's README asks: prerequisites, the CLB fee, the SLS projects."""
+    from components.catalog import fees
+
+    text = (ROOT / "README.md").read_text()
+    section = " ".join(
+        text[text.index("## Alibaba Cloud (ACK)") : text.index("## Tencent")].split()
+    )
+    for needed in (
+        "Auto Scaling",  # node pools are ESS scaling groups
+        "Quick Authorization",  # ACK's service roles
+        "AliyunCSManagedSecurityRole",
+        "AliyunCSFullAccess",  # RAM rights
+        "Quota Center",
+        "API server's CLB",  # idle cost
+        "SLS",
+        "delete_options",  # what destroy removes
+        "Upgrading ACK",
+    ):
+        assert needed in section, needed
+    assert "ACK cannot limit a public API endpoint" not in section
+    assert fees.ALICLOUD_API_SERVER_CLB.usd_per_hour is None and fees.ALICLOUD_API_SERVER_CLB.note

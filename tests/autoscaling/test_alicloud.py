@@ -39,6 +39,27 @@ def test_cluster_autoscaler_settings_follow_config(plan: Plan) -> None:
     assert config.inputs["expander"] == "least-waste"
 
 
+def test_no_false_the_provider_would_drop(plan: Plan) -> None:
+    """Finding 5: Update sends skip_nodes_with_system_pods only when true and reads it back;
+    a False would be ignored and show as a diff on every `pulumi up`."""
+    config = plan.one("alicloud:cs/autoscalingConfig:AutoscalingConfig").inputs
+    assert config["skipNodesWithSystemPods"] is True
+    assert "skipNodesWithLocalStorage" not in config  # default false; a false is not sent
+    assert [k for k, v in config.items() if v is False] == []
+
+
+def test_scale_down_delay_range_is_ack_s() -> None:
+    """Finding 6: 61 minutes is fine on AWS but not on ACK (1 to 60)."""
+    from components.settings import SettingsError
+
+    with pytest.raises(SettingsError, match="between 1 and 60 on alicloud"):
+        build("alicloud-dev", {"gpuPoolScaleDownDelayMinutes": 61})
+    config = build("alicloud-dev", {"gpuPoolScaleDownDelayMinutes": 60}).one(
+        "alicloud:cs/autoscalingConfig:AutoscalingConfig"
+    )
+    assert config.inputs["unneededDuration"] == "60m"
+
+
 def test_no_cluster_autoscaler_deployment_of_ours(plan: Plan) -> None:
     assert not plan.of_type("gpuinfra:kubernetes:ClusterAutoscaler")
     assert plan.outputs["gpuNodeScaling"].startswith("ACK cluster-autoscaler: GPU pool 0 to 3")

@@ -3,7 +3,10 @@ through a gateway endpoint."""
 
 from __future__ import annotations
 
+import pytest
+
 from gpuinfra.engine import Plan
+from tests.conftest import BuildStack
 
 SUBNET = "aws:ec2/subnet:Subnet"
 NAT = "aws:ec2/natGateway:NatGateway"
@@ -18,8 +21,10 @@ def test_public_and_private_subnets_in_two_zones(dev_plan: Plan) -> None:
     for kind in ("public", "private"):
         subnets = _subnets(dev_plan, kind)
         assert len(subnets) == 2
-        zones = {s.inputs["availabilityZone"] for s in subnets}
-        assert zones == {"us-east-1a", "us-east-1b"}
+        # Placed by zone ID: the mock account's us-east-1b is use1-az3, which EKS refuses.
+        zones = {s.inputs["availabilityZoneId"] for s in subnets}
+        assert zones == {"use1-az6", "use1-az1"}
+        assert "availabilityZone" not in subnets[0].inputs  # one of the two, never both
         assert all(s.inputs["mapPublicIpOnLaunch"] is False for s in subnets)
     private_tags = [s.inputs["tags"] for s in _subnets(dev_plan, "private")]
     assert all(t["kubernetes.io/role/internal-elb"] == "1" for t in private_tags)
@@ -67,3 +72,20 @@ def test_s3_bypasses_nat_through_a_gateway_endpoint(dev_plan: Plan, prod_plan: P
         private = {t.id for t in plan.of_type(ROUTE_TABLE) if "private" in t.name}
         assert len(private) == len(_subnets(plan, "private"))
         assert sorted(endpoint["routeTableIds"]) == sorted(private)
+
+
+@pytest.mark.parametrize(
+    ("region", "refused", "expected"),
+    [
+        ("us-east-1", "use1-az3", ["use1-az6", "use1-az1", "use1-az2"]),
+        ("us-west-1", "usw1-az2", ["usw1-az1", "usw1-az3"]),
+        ("ca-central-1", "cac1-az3", ["cac1-az1", "cac1-az2"]),
+    ],
+)
+def test_zones_eks_refuses_are_excluded_by_id(
+    build_stack_plan: BuildStack, region: str, refused: str, expected: list[str]
+) -> None:
+    count = len(expected)
+    plan = build_stack_plan("dev", {"aws:region": region, "availabilityZoneCount": count})
+    zones = [s.inputs["availabilityZoneId"] for s in _subnets(plan, "private")]
+    assert zones == expected and refused not in zones

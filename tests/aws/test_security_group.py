@@ -5,6 +5,10 @@ from __future__ import annotations
 from gpuinfra.engine import Plan
 from tests.conftest import BuildStack
 
+SSH_KEY = (
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGnE0e2B4Hq7kq0P5o2p3b0v8kqfZr3X0yq7xWQy1u3z you@laptop"
+)
+
 RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 
 
@@ -45,8 +49,23 @@ def test_ipv6_admin_network(build_stack_plan: BuildStack) -> None:
     assert all("cidrIpv4" not in r.inputs for r in v6)
 
 
-def test_gpu_nodes_carry_the_admin_group(dev_plan: Plan) -> None:
-    admin = dev_plan.one("aws:ec2/securityGroup:SecurityGroup")
-    template = dev_plan.one("aws:ec2/launchTemplate:LaunchTemplate", "gpuinfra-dev-gpu-lt")
-    assert admin.id in template.inputs["vpcSecurityGroupIds"]
-    assert len(template.inputs["vpcSecurityGroupIds"]) == 2  # plus the cluster security group
+def test_nodes_carry_only_the_cluster_security_group(dev_plan: Plan, prod_plan: Plan) -> None:
+    """Nodes serve none of the admin ports: a launch template naming no group gets the cluster
+    security group from EKS, and nothing else."""
+    for plan in (dev_plan, prod_plan):
+        for template in plan.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+            assert not template.inputs.get("vpcSecurityGroupIds"), template.name
+            assert not template.inputs.get("networkInterfaces"), template.name
+
+
+def test_workstation_keeps_the_admin_group(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan(
+        "dev",
+        {
+            "workstationEnabled": True,
+            "workstationSshPublicKey": SSH_KEY,
+        },
+    )
+    admin = plan.one("aws:ec2/securityGroup:SecurityGroup", "gpuinfra-dev-admin-sg")
+    instance = plan.one("aws:ec2/instance:Instance")
+    assert admin.id in instance.inputs["vpcSecurityGroupIds"]

@@ -35,7 +35,8 @@ def test_encrypted(dev_plan: Plan) -> None:
         "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
     ).inputs
     [rule] = config["rules"]
-    assert rule["applyServerSideEncryptionByDefault"]["sseAlgorithm"] in ("AES256", "aws:kms")
+    assert rule["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "AES256"
+    assert not rule.get("bucketKeyEnabled")  # a bucket key does nothing without SSE-KMS
 
 
 def test_private(dev_plan: Plan) -> None:

@@ -202,4 +202,5 @@ def test_reachability_prints_deploy_from_and_refuses_a_bad_address() -> None:
     result = _gpuinfra("reachability", "--stack", "prod")
     assert result.returncode == 0 and result.stdout.startswith("prod: deploy from anywhere")
     bad = _gpuinfra("reachability", "--stack", "dev", "--from-ip", "not-an-ip")
-    assert bad.returncode == 2 and "not an IP address" in bad.stderr
+    assert bad.returncode == 2 and "expected an IP address" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

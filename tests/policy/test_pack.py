@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+import yaml
+
 from gpuinfra.policy_rules import RULES
 
 from .conftest import PACK, resource, run
@@ -35,5 +37,6 @@ def test_pack_sees_protect(pack: ModuleType) -> None:
 
 def test_pack_files() -> None:
     root = PACK.parent
-    assert "runtime: python" in (root / "PulumiPolicy.yaml").read_text()
+    runtime = yaml.safe_load((root / "PulumiPolicy.yaml").read_text())["runtime"]
+    assert runtime["name"] == "python" and runtime["options"]["virtualenv"] == "venv"
     assert "pulumi-policy" in (root / "requirements.txt").read_text()

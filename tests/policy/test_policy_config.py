@@ -53,7 +53,10 @@ def test_the_pack_turns_accepted_findings_advisory(pack: ModuleType) -> None:
 
 
 def test_cli_writes_the_file_for_a_stack(tmp_path: Path) -> None:
-    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for folder in ("components", "stacks"):  # a gpuinfra project: the CLI checks for it
+        (tmp_path / folder).symlink_to(ROOT / folder)
     stack = yaml.safe_load((ROOT / "Pulumi.dev.yaml").read_text())
     stack["config"]["gpuinfra:allowPublicAdminAccess"] = True
     (tmp_path / "Pulumi.dev.yaml").write_text(yaml.safe_dump(stack))

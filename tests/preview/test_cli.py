@@ -78,6 +78,8 @@ def test_out_writes_reports(tmp_path: Path) -> None:
 def test_invalid_cost_setting_exits_2(tmp_path: Path) -> None:
     for name in ("Pulumi.yaml", "__main__.py"):
         (tmp_path / name).write_text((ROOT / name).read_text())
+    for folder in ("components", "stacks"):  # a gpuinfra project: the CLI checks for it
+        (tmp_path / folder).symlink_to(ROOT / folder)
     text = (ROOT / "Pulumi.dev.yaml").read_text() + "  gpuinfra:costSpotFactor: '1.5'\n"
     (tmp_path / "Pulumi.dev.yaml").write_text(text)
     result = gpuinfra("preview", "--cwd", str(tmp_path), "--stack", "dev")

@@ -42,4 +42,4 @@ def test_bad_argument_exits_2_on_stderr() -> None:
     )
     assert result.returncode == 2
     assert result.stdout == ""
-    assert "--params = 0.0: must be positive" in result.stderr
+    assert "argument --params: '0': expected a number greater than 0" in result.stderr

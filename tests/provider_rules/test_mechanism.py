@@ -78,6 +78,16 @@ def _resource(urn: str, deps: list[str], parent: str | None = None) -> RecordedR
     )  # fmt: skip
 
 
+def test_by_id_tells_apart_resources_of_other_types_with_the_same_id() -> None:
+    group = _resource("group", [])
+    rule_set = _resource("rule-set", [])
+    group = RecordedResource(**{**group.__dict__, "type": "sg", "id": "sg-1"})
+    rule_set = RecordedResource(**{**rule_set.__dict__, "type": "rules", "id": "sg-1"})
+    ctx = rules_model.RuleContext([group, rule_set])
+    assert ctx.by_id("sg-1", "rules") is rule_set and ctx.by_id("sg-1", "sg") is group
+    assert ctx.by_id("sg-1", "other") is None and ctx.by_id(None) is None
+
+
 def test_depends_on_follows_dependencies_and_ancestor_components() -> None:
     component = _resource("component", [])
     child = _resource("child", [], parent="component")

@@ -16,12 +16,15 @@ def test_cluster_gets_oidc_and_the_webhook(tc_plan: Plan) -> None:
     assert auth["autoCreateOidcConfig"] is True
     assert auth["autoInstallPodIdentityWebhookAddon"] is True
     assert auth["autoCreateClientIds"] == ["sts.cloud.tencent.com"]
+    # Finding 11 (refuted): CAM's OIDC provider holds the signing key, so the API server's
+    # discovery documents stay closed to anonymous users.
+    assert auth["autoCreateDiscoveryAnonymousAuth"] is False
 
 
 def test_trust_scoped_to_the_service_account(tc_plan: Plan) -> None:
     trust = json.loads(tc_plan.one(ROLE).inputs["document"])
     [statement] = trust["statement"]
-    assert statement["action"] == "name/sts:AssumeRoleWithWebIdentity"
+    assert statement["action"] == ["name/sts:AssumeRoleWithWebIdentity"]
     cluster_id = tc_plan.one(CLUSTER).id
     assert statement["principal"]["federated"] == [
         f"qcs::cam::uin/100000000001:oidc-provider/{cluster_id}"

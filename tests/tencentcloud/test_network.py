@@ -23,6 +23,29 @@ def test_zones_offering_keeps_only_zones_selling_the_type() -> None:
     assert zones_offering(offers, "GN7.2XLARGE32") == ["ap-guangzhou-4", "ap-guangzhou-6"]
 
 
+def test_looked_up_zones_cannot_move_a_subnet(tc_plan: Plan) -> None:
+    """Finding 7: zones come from a lookup of the zones offering the type (sold out or not, so
+    the list holds still), an existing subnet ignores a later answer, and the preview says so."""
+    subnets = sorted(tc_plan.of_type(SUBNET), key=lambda s: s.name)
+    assert all("availabilityZone" in s.ignore_changes for s in subnets)
+    # The mock sells no spot GPUs in ap-guangzhou-3 today: the zone stays in the list.
+    assert [s.inputs["availabilityZone"] for s in subnets] == ["ap-guangzhou-3", "ap-guangzhou-4"]
+    assert tc_plan.outputs["zones"] == ["ap-guangzhou-3", "ap-guangzhou-4"]
+    assert tc_plan.outputs["zoneSource"].startswith("lookup of zones offering GN7.2XLARGE32")
+    assert "gpuinfra:tkeZones" in tc_plan.outputs["zoneSource"]
+
+
+def test_pinned_zones_come_from_settings() -> None:
+    plan = build_tc({"tkeZones": ["ap-guangzhou-6", "ap-guangzhou-7"], "natGateways": "perAz"})
+    subnets = sorted(plan.of_type(SUBNET), key=lambda s: s.name)
+    assert [s.inputs["availabilityZone"] for s in subnets] == ["ap-guangzhou-6", "ap-guangzhou-7"]
+    assert all(not s.ignore_changes for s in subnets)
+    nats = sorted(plan.of_type(NAT), key=lambda n: n.name)
+    assert [n.inputs["zone"] for n in nats] == ["ap-guangzhou-6", "ap-guangzhou-7"]
+    assert plan.outputs["zones"] == ["ap-guangzhou-6", "ap-guangzhou-7"]
+    assert plan.outputs["zoneSource"] == "settings (gpuinfra:tkeZones)"
+
+
 def test_subnets_in_distinct_zones_of_the_region(tc_plan: Plan) -> None:
     subnets = tc_plan.of_type(SUBNET)
     zones = [s.inputs["availabilityZone"] for s in subnets]
@@ -72,6 +95,6 @@ def test_too_few_zones_selling_the_type_is_a_clear_error() -> None:
         nat_gateways="single",
         tags={},
     )
-    with pytest.raises(ValueError, match="availabilityZoneCount asks for 3"):
+    with pytest.raises(ValueError, match=r"availabilityZoneCount asks for 3.*gpuinfra:tkeZones"):
         _nth(2, args)(["ap-shanghai-4", "ap-shanghai-5"])
     assert _nth(1, args)(["ap-shanghai-4", "ap-shanghai-5"]) == "ap-shanghai-5"

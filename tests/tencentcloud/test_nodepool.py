@@ -2,8 +2,84 @@
 
 from __future__ import annotations
 
+import pytest
+
+from components.settings import SettingsError
 from gpuinfra.engine import Plan
-from tests.tencentcloud.conftest import build_tc, pool
+from gpuinfra.provider_rules import check_resources
+from tests.tencentcloud.conftest import SECURITY_GROUP, T, build_tc, pool
+
+KEY_PAIR = T + "Key/pair:Pair"
+
+
+def test_pools_list_security_groups_in_order(tc_plan: Plan) -> None:
+    """Finding 1: Create refuses `security_group_ids`; the ordered field is sent instead,
+    the node group first."""
+    groups = {g.name: g.id for g in tc_plan.of_type(SECURITY_GROUP)}
+    for role in ("system", "gpu"):
+        launch = pool(tc_plan, role).inputs["autoScalingConfig"]
+        assert "securityGroupIds" not in launch
+        assert launch["orderlySecurityGroupIds"] == [
+            groups["gpuinfra-tencentcloud-dev-nodes-sg"],
+            groups["gpuinfra-tencentcloud-dev-admin-sg"],
+        ]
+
+
+def test_pools_log_in_with_a_generated_key_pair(tc_plan: Plan) -> None:
+    """Finding 2: Create needs key_ids or a password; nodes get a CVM-generated key pair, no
+    password anywhere."""
+    key = tc_plan.one(KEY_PAIR, "gpuinfra-tencentcloud-dev-nodes-key")
+    assert "publicKey" not in key.inputs and key.outputs["privateKey"]  # CVM generates it
+    assert len(key.inputs["keyName"]) <= 25
+    for role in ("system", "gpu"):
+        launch = pool(tc_plan, role).inputs["autoScalingConfig"]
+        assert launch["keyIds"] == [key.id]
+        assert "password" not in launch
+
+
+def test_pool_names_fit_tke(tc_plan: Plan) -> None:
+    """Finding 4: TKE pool names have at most 25 characters; names are per cluster."""
+    assert pool(tc_plan, "system").inputs["name"] == "system"
+    assert pool(tc_plan, "gpu").inputs["name"] == "gpu"
+
+
+def test_every_name_fits_for_the_longest_prefix() -> None:
+    """Finding 4: a 32-character namePrefix (the most settings allow) still gives names the
+    provider accepts, the workstation's key pair included (the rules ran on this plan)."""
+    prefix = "p" * 20 + "-" + "q" * 11
+    assert len(prefix) == 32
+    plan = build_tc(
+        {
+            "namePrefix": prefix,
+            "workstationEnabled": True,
+            "workstationSshPublicKey": "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGnE0e2B4Hq7kq0P5o2p3b0"
+            "v8kqfZr3X0yq7xWQy1u3z u@h",
+        }
+    )
+    assert check_resources(plan.resources, plan.config) == []
+    names = sorted(k.inputs["keyName"] for k in plan.of_type(KEY_PAIR))
+    assert len(names) == 2 and len(set(names)) == 2
+    assert all(len(n) <= 25 for n in names)
+    again = build_tc({"namePrefix": prefix})
+    assert again.one(KEY_PAIR).inputs["keyName"] in names  # the same name every run
+
+
+def test_spot_pool_without_a_price_is_refused_in_settings() -> None:
+    """Finding 5: the provider always sends SpotOptions with the price: settings refuse an
+    empty one (exit 2), before any resource."""
+    with pytest.raises(SettingsError) as error:
+        build_tc({"gpuPoolSpotMaxPrice": None})
+    assert [p.key for p in error.value.problems] == ["gpuinfra:gpuPoolSpotMaxPrice"]
+    assert "required for a spot GPU pool" in str(error.value)
+
+
+def test_containerd_root_is_the_encrypted_data_disk(tc_plan: Plan) -> None:
+    """Finding 9: the provider sends docker_graph_path (default /var/lib/docker, on the system
+    disk); it is set to the encrypted data disk's mount point."""
+    for role in ("system", "gpu"):
+        node_config = pool(tc_plan, role).inputs["nodeConfig"]
+        [mount] = node_config["dataDisks"]
+        assert node_config["dockerGraphPath"] == mount["mountTarget"] == "/var/lib/containerd"
 
 
 def test_gpu_pool_tainted_and_labelled(tc_plan: Plan) -> None:

@@ -12,7 +12,7 @@ def _open_to_world(rule: dict) -> bool:
 
 def test_no_ingress_from_the_whole_internet(tc_plan: Plan) -> None:
     rule_sets = tc_plan.of_type(RULE_SET)
-    assert len(rule_sets) == 2
+    assert len(rule_sets) == 3  # admin, nodes, public API endpoint
     for rule_set in rule_sets:
         assert not any(_open_to_world(r) for r in rule_set.inputs.get("ingresses") or [])
 
@@ -25,13 +25,13 @@ def test_admin_ports_only_from_admin_networks(tc_plan: Plan) -> None:
 
 
 def test_no_admin_rule_without_admin_networks() -> None:
-    plan = build_tc({"adminCidrs": []})
+    plan = build_tc({"adminCidrs": [], "apiEndpointPublic": False})
     admin = rules_of(plan, "admin-sg").inputs
     assert not admin.get("ingresses")
 
 
 def test_ipv6_admin_network() -> None:
-    plan = build_tc({"adminCidrs": ["2001:db8::/48"]})
+    plan = build_tc({"adminCidrs": ["2001:db8::/48"], "apiEndpointPublic": False})
     ingresses = rules_of(plan, "admin-sg").inputs["ingresses"]
     assert {r["ipv6CidrBlock"] for r in ingresses} == {"2001:db8::/48"}
     assert not any(r.get("cidrBlock") for r in ingresses)
@@ -47,3 +47,4 @@ def test_every_rule_set_targets_its_group(tc_plan: Plan) -> None:
     groups = {g.name: g.id for g in tc_plan.of_type(SECURITY_GROUP)}
     for rule_set in tc_plan.of_type(RULE_SET):
         assert rule_set.inputs["securityGroupId"] == groups[rule_set.name.removesuffix("-rules")]
+        assert rule_set.id == rule_set.inputs["securityGroupId"]  # the provider's SetId

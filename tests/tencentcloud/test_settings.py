@@ -42,6 +42,18 @@ def test_shipped_stack_is_valid() -> None:
         ({"bucketName": "ml-data-1300000000"}, "gpuinfra:bucketName"),
         ({"cosAppId": None}, "gpuinfra:cosAppId"),
         ({"cosAppId": "abc"}, "gpuinfra:cosAppId"),
+        # Finding 12: the provider's bucket validator wants exactly 10 digits.
+        ({"cosAppId": "125000000"}, "gpuinfra:cosAppId"),
+        ({"cosAppId": "12500000001"}, "gpuinfra:cosAppId"),
+        ({"gpuPoolSpotMaxPrice": None}, "gpuinfra:gpuPoolSpotMaxPrice"),
+        ({"tkeZones": ["ap-shanghai-2", "ap-guangzhou-3"]}, "gpuinfra:tkeZones"),
+        ({"tkeZones": ["ap-guangzhou-3"]}, "gpuinfra:tkeZones"),
+        ({"tkeZones": ["ap-guangzhou-3", "ap-guangzhou-3"]}, "gpuinfra:tkeZones"),
+        ({"tkeZones": ["guangzhou-3", "ap-guangzhou-4"]}, "gpuinfra:tkeZones"),
+        (
+            {"apiEndpointPublic": True, "adminCidrs": ["2001:db8::/48"]},
+            "gpuinfra:apiEndpointPublic",
+        ),
         ({"gpuCudaVersion": "11.4.3"}, "gpuinfra:gpuCudaVersion"),
         ({"gpuDriverVersion": "999.1.1"}, "gpuinfra:gpuDriverVersion"),
         ({"gpuCudnnVersion": "8.2.4"}, "gpuinfra:gpuCudnnVersion"),
@@ -68,6 +80,15 @@ def test_shipped_stack_is_valid() -> None:
 )
 def test_bad_tencent_setting_names_its_key(overrides: dict[str, object], key: str) -> None:
     assert key in _problem_keys(overrides)
+
+
+def test_zones_and_spot_price_when_valid() -> None:
+    settings = _parse({"tkeZones": ["ap-guangzhou-3", "ap-guangzhou-6"]})
+    assert settings.tencentcloud is not None
+    assert settings.tencentcloud.zones == ("ap-guangzhou-3", "ap-guangzhou-6")
+    assert settings.tencentcloud.spot_max_price == "3.00"
+    on_demand = _parse({"gpuPoolCapacityType": "onDemand", "gpuPoolSpotMaxPrice": None})
+    assert on_demand.tencentcloud is not None and on_demand.tencentcloud.spot_max_price is None
 
 
 def test_cos_name_rule() -> None:
@@ -104,6 +125,8 @@ def test_preview_exits_2_naming_the_key(tmp_path: Path) -> None:
     config = yaml.safe_load((ROOT / f"Pulumi.{STACK}.yaml").read_text())["config"]
     config["gpuinfra:bucketName"] = "Not_A_Cos_Name"
     config["gpuinfra:gpuCudaVersion"] = "11.4.3"
+    config["gpuinfra:cosAppId"] = "125000000"  # 9 digits
+    del config["gpuinfra:gpuPoolSpotMaxPrice"]
     (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
     result = subprocess.run(
         [sys.executable, "-m", "gpuinfra", "preview", "--stack", "bad", "--cwd", str(tmp_path)],
@@ -113,4 +136,6 @@ def test_preview_exits_2_naming_the_key(tmp_path: Path) -> None:
     )
     assert result.returncode == 2, result.stderr
     assert "gpuinfra:bucketName" in result.stderr and "gpuinfra:gpuCudaVersion" in result.stderr
+    assert 'gpuinfra:cosAppId = "125000000"' in result.stderr and "10 digits" in result.stderr
+    assert "gpuinfra:gpuPoolSpotMaxPrice = (not set): required for a spot" in result.stderr
     assert "Traceback" not in result.stderr

@@ -37,6 +37,18 @@ RunInstances, `SystemDisk.Size`)."""
 SLS_MAX_TTL_DAYS = 3650
 """ACK sends control-plane logs to Simple Log Service, whose log stores keep 1 to 3650 days."""
 
+ACK_VERSIONS: dict[str, str] = {"1.32": "1.32.7-aliyun.1", "1.33": "1.33.3-aliyun.1"}
+"""Kubernetes minor -> the ACK version a new cluster gets, unless `ackVersion` pins another.
+These are the versions the provider's own acceptance test creates (1.32.7-aliyun.1) and
+upgrades to (1.33.3-aliyun.1): aliyun/terraform-provider-alicloud@ace5bcf8
+alicloud/resource_alicloud_cs_managed_kubernetes_test.go:1431,1457 (last changed 2026-08-03).
+ACK retires old patches for new clusters: list what your region offers with
+`aliyun cs GET /api/v1/metadata/versions --ClusterType ManagedKubernetes --region <region>`
+before the first `pulumi up`, and pin it with `ackVersion`. Pinned, never looked up: a new
+patch must not upgrade a running cluster on an unrelated `pulumi up` (see README,
+"Upgrading ACK")."""
+
+_ACK_VERSION = re.compile(r"^1\.(\d+)\.\d+-aliyun\.\d+$")
 _DRIVER_VERSION = re.compile(r"^\d{3}\.\d{1,3}(\.\d{1,3})?$")
 _PRICE = re.compile(r"^\d+(\.\d+)?$")
 
@@ -96,8 +108,8 @@ def parse_alicloud(
         r.problem(
             "natGateways",
             network.nat_gateways,
-            "on Alibaba Cloud only single is supported: one enhanced NAT gateway serves "
-            "every vSwitch through the VPC's system route table",
+            "on Alibaba Cloud only single is supported: ACK creates one NAT gateway with one "
+            "SNAT entry per node vSwitch when it creates the cluster",
         )
     _check_cluster_networks(r, network)
 
@@ -105,9 +117,13 @@ def parse_alicloud(
         r.problem(
             "apiEndpointPublic",
             True,
-            "ACK cannot limit its public API endpoint to adminCidrs: it would be reachable from "
-            "the whole internet. Keep it false (reach the private endpoint over VPN or a "
-            "bastion), or also set gpuinfra:allowPublicAdminAccess to true to accept that",
+            "on Alibaba Cloud this stack cannot limit the public API endpoint to adminCidrs: "
+            "ACK filters it with an access control list on the API server CLB's listener, "
+            "which ACK creates and pulumi-alicloud can only create, never adopt. It would be "
+            "reachable from the whole internet. Keep it false (deploy from inside the VPC: "
+            "VPN, bastion or a self-hosted runner), or also set "
+            "gpuinfra:allowPublicAdminAccess to true to accept that (then add the ACL in the "
+            "CLB console yourself)",
         )
     if not 1 <= cluster.log_retention_days <= SLS_MAX_TTL_DAYS:
         r.problem(
@@ -122,6 +138,7 @@ def parse_alicloud(
             gpu_pool.disk_size_gb,
             f"an ECS system disk holds at most {MAX_SYSTEM_DISK_GB} GiB",
         )
+    ack_version = _ack_version(r, cluster.kubernetes_version)
     return AlicloudSettings(
         spot_strategy=strategy if spot else "NoSpot",
         spot_price_limit=price,
@@ -130,7 +147,40 @@ def parse_alicloud(
         driver_version=driver or None,
         pod_cidr=POD_CIDR,
         service_cidr=SERVICE_CIDR,
+        ack_version=ack_version,
     )
+
+
+def _ack_version(r: ConfigReader, minor: str) -> str:
+    """`ackVersion` if set (it must be of `kubernetesVersion`'s minor), else the pinned patch."""
+    given = r.string("ackVersion")
+    pinned = ", ".join(f"{m} ({v})" for m, v in ACK_VERSIONS.items())
+    if not given:
+        if minor in ACK_VERSIONS:
+            return ACK_VERSIONS[minor]
+        r.problem(
+            "kubernetesVersion" if "kubernetesVersion" in r.raw else "ackVersion",
+            minor if "kubernetesVersion" in r.raw else None,
+            f"no ACK version is pinned for Kubernetes {minor}: set gpuinfra:ackVersion to the "
+            f"full version ACK offers in your region (e.g. {minor}.N-aliyun.1), or use a "
+            f"pinned minor: {pinned}",
+        )
+        return ""
+    match = _ACK_VERSION.match(given)
+    if match is None:
+        r.problem(
+            "ackVersion",
+            given,
+            "must be a full ACK version such as 1.33.3-aliyun.1 (ACK takes no bare minor)",
+        )
+    elif f"1.{match.group(1)}" != minor:
+        r.problem(
+            "ackVersion",
+            given,
+            f"is not of kubernetesVersion {minor}: set both to the same minor (upgrade one "
+            'minor at a time, see README "Upgrading ACK")',
+        )
+    return given
 
 
 def _spot_price(r: ConfigReader, strategy: str | None) -> str | None:

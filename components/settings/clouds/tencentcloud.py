@@ -16,12 +16,19 @@ from .rules import CloudRules
 TKE_VERSIONS: dict[str, str] = {"1.30": "1.30.0", "1.32": "1.32.2", "1.34": "1.34.1"}
 """Kubernetes minor -> the TKE cluster version to create. TKE releases only even minors
 (release notes, https://www.tencentcloud.com/document/product/457/9315, checked
-2026-11-30: 1.34.1-tke.1 is the newest on the international page). 1.30.0 and 1.34.1 are
-also the `cluster_version`s of terraform-provider-tencentcloud's TKE examples and acceptance
-test (commit f6970a9, 2026-08-21); 1.32.2 has no such second source: check it with the
+2026-11-30: 1.34.1-tke.1 is the newest on the international page). The provider passes the
+string to CreateCluster unchecked (terraform-provider-tencentcloud@v1.82.42
+tencentcloud/services/tke/resource_tc_kubernetes_cluster.go:88-93, no validator), so TKE's
+API is the judge. 1.30.0 is the `cluster_version` of the provider's own examples at v1.82.42
+(resource_tc_kubernetes_cluster.md:655); 1.34.1 appears there only after that release
+(data_source_tc_kubernetes_cluster_available_extra_args.md at commit f6970a9, 2026-08-21);
+1.32.2 has no second source. Check a version with the
 `tencentcloud_kubernetes_available_cluster_versions` data source before relying on it."""
 
-_APP_ID = re.compile(r"^\d{7,12}$")
+_APP_ID = re.compile(r"^\d{10}$")
+"""COS bucket names end in `-` and exactly ten digits (terraform-provider-tencentcloud@v1.82.42
+tencentcloud/common/validators.go:240-250, `ValidateCosBucketName`)."""
+_ZONE = re.compile(r"^(?P<region>[a-z]+-[a-z]+(-[a-z]+)?)-(?P<number>\d+)$")
 _COS_NAME = re.compile(r"^(?P<name>[a-z0-9]([a-z0-9-]*[a-z0-9])?)-(?P<appid>\d+)$")
 _PRIVATE_RANGES = tuple(
     ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
@@ -76,7 +83,10 @@ class TencentCloudSettings:
     install_cuda: bool
     install_cudnn: bool
     spot_max_price: str | None
-    """Highest spot price per hour, in the account's billing currency; None: market price."""
+    """Highest spot price per hour, in the account's billing currency (required for a spot
+    pool: see `_spot_max_price`); None for an on-demand pool."""
+    zones: tuple[str, ...]
+    """Zones of the private subnets, in order (`gpuinfra:tkeZones`); empty: looked up once."""
 
 
 def parse(
@@ -87,6 +97,7 @@ def parse(
     kubernetes_version: str,
     vpc_cidr: str,
     capacity_type: str,
+    zone_count: int,
 ) -> TencentCloudSettings:
     """Read and check the Tencent-only keys, recording problems on `r`."""
     for key, why in _AWS_ONLY_KEYS.items():
@@ -113,8 +124,8 @@ def parse(
         r.problem(
             "cosAppId",
             app_id or None,
-            "required on Tencent Cloud: the account's APPID (digits, shown on the console's "
-            "Account Info page), which every COS bucket name ends with",
+            "required on Tencent Cloud: the account's APPID, exactly 10 digits (console: "
+            "Account Info), which every COS bucket name ends with",
         )
     bucket_name = _bucket_name(r, region, name_prefix, app_id)
 
@@ -139,6 +150,7 @@ def parse(
         install_cuda=install_cuda,
         install_cudnn=install_cudnn,
         spot_max_price=_spot_max_price(r, capacity_type),
+        zones=_zones(r, region, zone_count),
     )
 
 
@@ -228,8 +240,21 @@ def _gpu_software(r: ConfigReader) -> tuple[GpuDriverCombo | None, bool, bool]:
 
 
 def _spot_max_price(r: ConfigReader, capacity_type: str) -> str | None:
+    """A spot pool's launch configuration always sends SpotOptions with this price, an empty
+    one too (terraform-provider-tencentcloud@v1.82.42
+    tencentcloud/services/tke/resource_tc_kubernetes_node_pool_extension.go:1084-1093), and
+    the provider documents that SPOTPAID needs both `spot_instance_type` and `spot_max_price`
+    (resource_tc_kubernetes_node_pool.go:365-370): so a spot pool needs a price."""
     price = r.string("gpuPoolSpotMaxPrice")
     if not price:
+        if capacity_type == "spot":
+            r.problem(
+                "gpuPoolSpotMaxPrice",
+                None,
+                "required for a spot GPU pool on Tencent Cloud (TKE sends the price with every "
+                "spot request): the most to pay per GPU node hour, e.g. 3.00 (the on-demand "
+                "price caps what you pay anyway), or set gpuPoolCapacityType to onDemand",
+            )
         return None
     if capacity_type != "spot":
         r.problem("gpuPoolSpotMaxPrice", price, "only applies when gpuPoolCapacityType is spot")
@@ -242,7 +267,42 @@ def _spot_max_price(r: ConfigReader, capacity_type: str) -> str | None:
         r.problem(
             "gpuPoolSpotMaxPrice",
             price,
-            "must be a positive price per hour such as 1.50, or empty for the market price",
+            "must be a positive price per hour such as 1.50 (a decimal number)",
         )
         return None
     return price
+
+
+def _zones(r: ConfigReader, region: str, zone_count: int) -> tuple[str, ...]:
+    """`tkeZones`: one zone per private subnet, in the stack's region, no repeats.
+
+    A subnet's `availability_zone` is ForceNew (terraform-provider-tencentcloud@v1.82.42
+    tencentcloud/services/vpc/resource_tc_subnet.go:35-40): naming the zones keeps every
+    subnet, and the nodes in it, where it is whatever the zones' stock does later.
+    """
+    zones = r.strings("tkeZones")
+    if not zones:
+        return ()
+    problems = False
+    for zone in zones:
+        match = _ZONE.match(zone)
+        if match is None or (region and match.group("region") != region):
+            r.problem(
+                "tkeZones",
+                zone,
+                f"must be a zone of {region or 'the stack region'}, e.g. "
+                f"{region or 'ap-guangzhou'}-3",
+            )
+            problems = True
+    if len(set(zones)) != len(zones):
+        r.problem("tkeZones", list(zones), "must not repeat a zone (one subnet per zone)")
+        problems = True
+    if len(zones) != zone_count:
+        r.problem(
+            "tkeZones",
+            list(zones),
+            f"needs one zone per private subnet: {zone_count} (availabilityZoneCount), or "
+            "leave it empty to look them up once",
+        )
+        problems = True
+    return () if problems else zones
