@@ -14,7 +14,6 @@ from .cli_errors import (
     Parser,
     file_access,
     guarded,
-    ip_address,
     output_file,
     output_folder,
     project_folder,
@@ -155,7 +154,6 @@ def build_parser() -> argparse.ArgumentParser:
     reachability.add_argument(
         "--from-ip",
         metavar="IP",
-        type=ip_address,
         help="the address `pulumi up` would run from (its egress address)",
     )
     reachability.set_defaults(func=_reachability)

@@ -138,18 +138,6 @@ def stack_name(text: str) -> str:
     return text
 
 
-def ip_address(text: str) -> str:
-    """An IPv4 or IPv6 address (`gpuinfra reachability --from-ip`)."""
-    import ipaddress
-
-    try:
-        return str(ipaddress.ip_address(text.strip()))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected an IP address such as 203.0.113.7"
-        ) from None
-
-
 def positive_int(maximum: int) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:

@@ -9,6 +9,7 @@ stack exports as `deployFrom`.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from components.settings import Settings, parse_settings
 from components.settings.clouds import RULES
 from components.settings.schema import NAMESPACE
 
+from .cli_errors import UserError
 from .preview import cluster_stack_name
 from .project import ProjectError, load_project, load_stack_config
 
@@ -54,6 +56,13 @@ def stack_deploy_from(root: Path, stack: str) -> DeployFrom:
 
 def run(args: argparse.Namespace) -> int:
     """Invalid settings or project files raise (the CLI prints them as one line, exit 2)."""
+    if args.from_ip is not None:
+        try:
+            ipaddress.ip_address(args.from_ip)
+        except ValueError:
+            raise UserError(
+                "--from-ip", args.from_ip, "is not an IP address", "an address such as 203.0.113.7"
+            ) from None
     where = stack_deploy_from(Path(args.cwd), args.stack)
     if not args.from_ip:
         print(f"{args.stack}: deploy from {where.sentence}")

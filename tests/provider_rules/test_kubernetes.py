@@ -26,7 +26,12 @@ def _plan(program: Callable[[], None]) -> Plan:
 
 
 def _rules(plan: Plan) -> list[tuple[str, str, str]]:
-    return [(r.rule, r.name, r.field) for r in check_resources(plan.resources)]
+    """The Kubernetes rules' refusals (the made-up node groups here break AWS rules too)."""
+    return [
+        (r.rule, r.name, r.field)
+        for r in check_resources(plan.resources)
+        if r.rule.startswith("kubernetes.")
+    ]
 
 
 def test_job_needs_skip_await() -> None:
