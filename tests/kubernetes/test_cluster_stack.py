@@ -161,13 +161,16 @@ def test_jobs_must_fit_the_cluster_stacks_gpu_nodes() -> None:
 
 def test_every_shipped_stack_says_from_where_pulumi_up_runs() -> None:
     stacks = load_project(ROOT).stacks()
-    assert {"dev", "prod", "prod-gpu", "alicloud-dev", "tencentcloud-dev", "k8s-dev"} <= set(stacks)
+    assert {
+        "dev", "prod", "prod-gpu", "alicloud-dev", "alicloud-dev-gpu", "tencentcloud-dev", "k8s-dev"
+    } <= set(stacks)  # fmt: skip
     said = {stack: build(stack).outputs["deployFrom"] for stack in stacks}
     for inline in ("dev", "tencentcloud-dev"):
         assert said[inline].startswith("a network in adminCidrs (203.0.113.0/24)"), said[inline]
     for cluster_only in ("prod", "alicloud-dev"):
         assert said[cluster_only].startswith("anywhere with"), said[cluster_only]
-    assert said["prod-gpu"].startswith("inside the cluster's VPC (10.0.0.0/16)")
+    for layer in ("prod-gpu", "alicloud-dev-gpu"):
+        assert said[layer].startswith("inside the cluster's VPC (10.0.0.0/16)"), said[layer]
     assert "kubeconfig" in said["k8s-dev"]
 
 
