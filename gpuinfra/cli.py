@@ -56,6 +56,12 @@ def _render(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _reachability(args: argparse.Namespace) -> int:
+    from .reachability import run
+
+    return run(args)
+
+
 def _policy_config(args: argparse.Namespace) -> int:
     out = output_file("--out", args.out) if args.out else None
     from .policy_config import run
@@ -137,6 +143,20 @@ def build_parser() -> argparse.ArgumentParser:
     policy_config.add_argument("--cwd", "-C", default=".", help="project directory")
     policy_config.add_argument("--out", "-o", help="file to write (default: print it)")
     policy_config.set_defaults(func=_policy_config)
+
+    reachability = sub.add_parser(
+        "reachability",
+        help="say from where a stack's `pulumi up` must run; with --from-ip, check an address "
+        "(exit 0: it may, 2: it cannot reach the cluster's API endpoint)",
+    )
+    reachability.add_argument("--stack", "-s", type=stack_name, default="dev", help="stack name")
+    reachability.add_argument("--cwd", "-C", default=".", help="project directory")
+    reachability.add_argument(
+        "--from-ip",
+        metavar="IP",
+        help="the address `pulumi up` would run from (its egress address)",
+    )
+    reachability.set_defaults(func=_reachability)
 
     schema = sub.add_parser(
         "schema", help="check (or --write) Pulumi.yaml's config block and the README reference"

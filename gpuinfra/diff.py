@@ -90,6 +90,18 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[dict[str, A
     return found + _secret_changes(old, new)
 
 
+def replaces(resource: Mapping[str, Any], changes: list[dict[str, Any]]) -> bool:
+    """True when Pulumi replaces rather than updates: a changed input lies under one of the
+    resource's `replaceOnChanges` paths (`*`: any input)."""
+    paths = resource.get("replaceOnChanges") or []
+    return any(
+        p == "*" or c["path"] == p or c["path"].startswith((f"{p}.", f"{p}["))
+        for p in paths
+        for c in changes
+        if c["path"] != "(protect)"
+    )
+
+
 def _changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any] | None:
     changes = _changes(old, new)
     if not changes:
@@ -104,6 +116,11 @@ def _changed(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any] |
         entry["action"] = BLOCKED if blocked else REPLACE
         entry["replaceBecause"] = list(found.fields) + list(found.reasons)
         entry["replaceSource"] = found.source
+    elif replaces(new, changes):
+        # The program asked for it (training Jobs: a Job's pod template is immutable).
+        entry["action"] = REPLACE
+        entry["replaceBecause"] = [f"replaceOnChanges {new.get('replaceOnChanges')}"]
+        entry["replaceSource"] = "the resource's replaceOnChanges option"
     elif not covers(new["type"]) and new["type"].split(":")[0] in _PROVIDERS:
         entry["replaceUnknown"] = True
     return entry

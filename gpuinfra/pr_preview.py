@@ -216,7 +216,7 @@ def preview_one(
         if plan is not None
         else f"Plan file {args.plan}: {len(view.resources)} resources"
     )
-    parts = [head, "", report.text_summary(costs, findings, jobs)]
+    parts = [head, "", report.text_summary(costs, findings, jobs, doc.get("deployFrom"))]
     if d is not None:
         parts += ["", report.text_diff(d)]
     return code, "\n".join(parts)

@@ -71,6 +71,7 @@ def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
                 "id": r.id,
                 "parent": r.parent,
                 "protect": r.protect,
+                **({"replaceOnChanges": r.replace_on_changes} if r.replace_on_changes else {}),
                 "inputs": {
                     key: "[secret]" if key in r.secret_inputs else value
                     for key, value in r.inputs.items()
@@ -88,4 +89,5 @@ def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
             key: "[secret]" if key in plan.secret_outputs else value
             for key, value in sorted(plan.outputs.items())
         },
+        "deployFrom": plan.outputs.get("deployFrom"),
     }

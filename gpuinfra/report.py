@@ -152,15 +152,28 @@ def _preemption_rows(jobs: Sequence[JobExposure]) -> list[list[str]]:
     return rows
 
 
+JOB_TYPE = "kubernetes:batch/v1:Job"
+JOB_REPLACEMENT_NOTE = (
+    "A changed training Job spec replaces the Job (its pod template is immutable): the old "
+    "Job and its pods are deleted, then the new Job starts and resumes from the last "
+    "checkpoint; the work since that checkpoint is done again."
+)
+
+
 def text_summary(
-    report: CostReport, findings: Sequence[Finding], jobs: Sequence[JobExposure] = ()
+    report: CostReport,
+    findings: Sequence[Finding],
+    jobs: Sequence[JobExposure] = (),
+    deploy_from: str | None = None,
 ) -> str:
-    parts = ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report), ""]
+    parts = [f"Deploy from: {deploy_from}", ""] if deploy_from else []
+    parts += ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report), ""]
     if jobs:
         parts += [
             "Preemption exposure:",
             _table(_PREEMPTION_HEADER, _preemption_rows(jobs)),
             PREEMPTION_NOTE,
+            JOB_REPLACEMENT_NOTE,
             "",
         ]
     if findings:
@@ -180,7 +193,9 @@ _ACTION = {
 
 def _why(r: Mapping[str, Any]) -> str:
     if r.get("replaceBecause"):
-        return f" (replace: {', '.join(r['replaceBecause'])}; {r.get('replaceSource', '')})"
+        job = "training restarts from its last checkpoint; " if r.get("type") == JOB_TYPE else ""
+        because = ", ".join(r["replaceBecause"])
+        return f" (replace: {job}{because}; {r.get('replaceSource', '')})"
     if r.get("replaceUnknown"):
         return " (whether this replaces is not encoded for this type)"
     return ""
@@ -409,6 +424,11 @@ def markdown(
         "",
         f"Offline preview (mock engine, no cloud credentials): **{len(resources)} resources**.",
         "",
+        *(
+            [f"**Deploy from:** {_md(str(plan['deployFrom']))}", ""]
+            if plan.get("deployFrom")
+            else []
+        ),
         "<details><summary>Resources by type</summary>",
         "",
         "| type | count |",
@@ -430,7 +450,7 @@ def markdown(
         out += ["#### Preemption exposure", "", "| " + " | ".join(_PREEMPTION_HEADER) + " |"]
         out.append("|" + "---|" * len(_PREEMPTION_HEADER))
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in _preemption_rows(jobs)]
-        out += ["", f"_{PREEMPTION_NOTE}_", ""]
+        out += ["", f"_{PREEMPTION_NOTE}_", "", f"_{JOB_REPLACEMENT_NOTE}_", ""]
     out += ["#### Policy findings", ""]
     if not findings:
         out.append("None.")

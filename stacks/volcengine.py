@@ -43,11 +43,6 @@ PLATFORM_RUNS_DEVICE_PLUGIN = False
 Volcano Engine page found here says VKE runs one on a plain node pool. If `kubectl -n
 kube-system get ds` shows one on a GPU node, set `gpuinfra:devicePlugin: never`."""
 
-DEPLOY_FROM = (
-    "inside the cluster's VPC ({vpc}): a self-hosted runner, bastion or VPN there, since the "
-    "VKE API endpoint is private and this `pulumi up` creates the cluster and then deploys the "
-    "GPU layer through it"
-)
 """Where `pulumi up` runs (REACHABILITY.md). With `gpuLayer: separate` (issue 16) the cluster
 stack needs only cloud APIs and the GPU-layer stack runs inside the VPC."""
 
@@ -211,6 +206,4 @@ def build(settings: Settings) -> ClusterHandle:
     )
     pulumi.export("zones", list(ve.zones))
     pulumi.export("zoneSource", "settings (gpuinfra:vkeZones)")
-    # --- deployFrom (REACHABILITY.md): the central export replaces this at merge ---
-    pulumi.export("deployFrom", DEPLOY_FROM.format(vpc=settings.network.vpc_cidr))
     return handle

@@ -5,6 +5,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
+NODE = "Hostname"
+"""The node label the per-node panels group by. dcgm-exporter up to 4.5.3-4.8.2 writes
+`Hostname` (internal/pkg/rendermetrics/render_metrics.go:47 at that tag); main renamed it
+`hostname` (NVIDIA/dcgm-exporter d5e5f51, "Rename Hostname label to hostname (#655)",
+2026-05-12). `by_node` copies `hostname` into `Hostname` where present, so the panels work
+with either exporter."""
+
+
+def by_node(metric: str) -> str:
+    """`metric` with a `Hostname` label whichever spelling the exporter wrote (label_replace
+    only rewrites series whose `hostname` is non-empty; older series keep `Hostname`)."""
+    return f'label_replace({metric}, "{NODE}", "$1", "hostname", "(.+)")'
+
 
 def _panel(
     panel_id: int, title: str, expr: str, legend: str, unit: str, x: int, y: int
@@ -21,12 +34,14 @@ def _panel(
 
 
 def dashboard_json(profiling: bool) -> str:
-    """Per-node panels aggregate by `Hostname`; per-pod panels by the `pod` label that
-    DCGM_EXPORTER_KUBERNETES=true attaches to GPUs in use by a pod."""
+    """Per-node panels aggregate by the node label (`by_node`); per-pod panels by the `pod`
+    label that DCGM_EXPORTER_KUBERNETES=true attaches to GPUs in use by a pod."""
     panels = [
-        _panel(1, "GPU utilization per node", "avg by (Hostname) (DCGM_FI_DEV_GPU_UTIL)",
+        _panel(1, "GPU utilization per node",
+               f"avg by (Hostname) ({by_node('DCGM_FI_DEV_GPU_UTIL')})",
                "{{Hostname}}", "percent", 0, 0),
-        _panel(2, "GPU memory used per node", "sum by (Hostname) (DCGM_FI_DEV_FB_USED)",
+        _panel(2, "GPU memory used per node",
+               f"sum by (Hostname) ({by_node('DCGM_FI_DEV_FB_USED')})",
                "{{Hostname}}", "decmbytes", 12, 0),
         _panel(3, "GPU utilization per pod",
                'avg by (namespace, pod) (DCGM_FI_DEV_GPU_UTIL{pod!=""})',
@@ -34,11 +49,14 @@ def dashboard_json(profiling: bool) -> str:
         _panel(4, "GPU memory used per pod",
                'sum by (namespace, pod) (DCGM_FI_DEV_FB_USED{pod!=""})',
                "{{namespace}}/{{pod}}", "decmbytes", 12, 8),
-        _panel(5, "GPU temperature", "max by (Hostname, gpu) (DCGM_FI_DEV_GPU_TEMP)",
+        _panel(5, "GPU temperature",
+               f"max by (Hostname, gpu) ({by_node('DCGM_FI_DEV_GPU_TEMP')})",
                "{{Hostname}} GPU {{gpu}}", "celsius", 0, 16),
-        _panel(6, "Power draw per node", "sum by (Hostname) (DCGM_FI_DEV_POWER_USAGE)",
+        _panel(6, "Power draw per node",
+               f"sum by (Hostname) ({by_node('DCGM_FI_DEV_POWER_USAGE')})",
                "{{Hostname}}", "watt", 12, 16),
-        _panel(7, "Last XID error", "max by (Hostname, gpu) (DCGM_FI_DEV_XID_ERRORS)",
+        _panel(7, "Last XID error",
+               f"max by (Hostname, gpu) ({by_node('DCGM_FI_DEV_XID_ERRORS')})",
                "{{Hostname}} GPU {{gpu}}", "none", 0, 24),
     ]  # fmt: skip
     if profiling:

@@ -251,6 +251,17 @@ KEYS: tuple[ConfigKey, ...] = (
     ),
     # GPU layer on the cluster (components/kubernetes/)
     _k(
+        "gpuLayer",
+        "string",
+        "inline",
+        "gpuLayer",
+        "Where the GPU layer (device plugin, DCGM exporter, training Jobs) is deployed. "
+        "Allowed: inline (by this stack's `pulumi up`, which must then reach the cluster's API "
+        "endpoint: needs `apiEndpointPublic` and a network in `adminCidrs`), separate (this "
+        "stack only creates the cluster and exports `clusterHandle`; a `cloud: kubernetes` "
+        "stack with `clusterStack` deploys the layer from where the endpoint answers).",
+    ),
+    _k(
         "devicePlugin",
         "string",
         "auto",
@@ -277,8 +288,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "boolean",
         False,
         "gpuLayer",
-        "Collect DCGM profiling metrics (tensor-core and DRAM activity); gives the exporter "
-        "SYS_ADMIN.",
+        "Collect DCGM profiling metrics (tensor-core and DRAM activity) besides the default "
+        "counters.",
     ),
     _k(
         "monitoringPrometheusOperator",
@@ -286,6 +297,15 @@ KEYS: tuple[ConfigKey, ...] = (
         False,
         "gpuLayer",
         "Create a ServiceMonitor for the DCGM exporter (needs the Prometheus Operator CRDs).",
+    ),
+    _k(
+        "monitoringPrometheusRelease",
+        "string",
+        "kube-prometheus-stack",
+        "gpuLayer",
+        "`release` label of the DCGM exporter's ServiceMonitor: kube-prometheus-stack's "
+        "Prometheus selects ServiceMonitors labelled with its Helm release name. Empty: no "
+        "label (a Prometheus that selects every ServiceMonitor).",
     ),
     _k(
         "monitoringKubePrometheusStack",
@@ -312,6 +332,15 @@ KEYS: tuple[ConfigKey, ...] = (
         "shmSizeGi, cpu, memory. See the README's Training Jobs section.",
     ),
     # bring your own cluster (cloud: kubernetes)
+    _k(
+        "clusterStack",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: the cluster stack (`<org>/<project>/<stack>`, deployed with "
+        "`gpuLayer: separate`) whose `clusterHandle` output this stack deploys the GPU layer "
+        "onto, read through a StackReference. Replaces kubeconfig and the existing* keys.",
+    ),
     _k(
         "kubeconfig",
         "string",
@@ -343,6 +372,13 @@ KEYS: tuple[ConfigKey, ...] = (
         "cloud kubernetes: S3-compatible endpoint URL of that bucket, when not AWS S3.",
     ),
     _k(
+        "existingBucketRegion",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: region of that bucket (the Jobs' STORAGE_REGION), e.g. us-east-1.",
+    ),
+    _k(
         "existingServiceAccountAnnotations",
         "array",
         [],
@@ -353,10 +389,13 @@ KEYS: tuple[ConfigKey, ...] = (
     _k(
         "existingGpuNodeLabels",
         "array",
-        ["nvidia.com/gpu.present=true"],
+        [],
         "existingCluster",
-        "cloud kubernetes: key=value labels every GPU node carries; the GPU DaemonSets and "
-        "Jobs select on them.",
+        "cloud kubernetes (required): key=value labels every GPU node of the cluster carries; "
+        "the GPU DaemonSets and Jobs select on them. Nothing sets one on a plain cluster: use "
+        "your GPU node pool's own label, `nvidia.com/gpu.present=true` (NVIDIA GPU Operator), "
+        "`feature.node.kubernetes.io/pci-10de.present=true` (Node Feature Discovery) or "
+        "`aliyun.accelerator/nvidia_name=<model>` (ACK).",
     ),
     _k(
         "existingGpusPerNode",

@@ -98,8 +98,22 @@ def parse_settings(
         if existing is not None
         else None
     )
-    gpu_layer = parse_gpu_layer(r, gpus_per_node=gpus_per_node)
-    if existing is not None and gpu_layer.training_jobs and existing.bucket_uri is None:
+    gpu_layer = parse_gpu_layer(
+        r, gpus_per_node=gpus_per_node, cloud=cloud, api_endpoint_public=access.api_endpoint_public
+    )
+    if cloud != existing_cluster_rules.CLOUD and "clusterStack" in r.raw:
+        r.problem(
+            "clusterStack",
+            r.raw["clusterStack"],
+            "only for cloud kubernetes (a GPU-layer stack); a cluster stack sets "
+            "gpuinfra:gpuLayer: separate and is named by the other stack's clusterStack",
+        )
+    if (
+        existing is not None
+        and existing.cluster_stack is None
+        and gpu_layer.training_jobs
+        and existing.bucket_uri is None
+    ):
         r.problem(
             "existingBucketUri",
             None,

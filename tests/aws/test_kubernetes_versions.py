@@ -14,7 +14,7 @@ from components.settings import SettingsError, parse_settings
 from components.settings import eks_versions as eks
 from tests.conftest import ROOT
 
-BASE = {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge"}
+BASE = {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge", "gpuLayer": "separate"}
 REGION = {"aws:region": "us-east-1"}
 TODAY = dt.date(2026, 11, 30)
 
@@ -54,7 +54,13 @@ def test_the_window_moves_with_the_date() -> None:
 def test_other_clouds_keep_their_own_windows() -> None:
     """The EKS calendar applies to EKS only (TKE and ACK check theirs)."""
     settings = parse_settings(
-        {"cloud": "kubernetes", "kubernetesVersion": "1.31"}, stack="k8s", today=TODAY
+        {
+            "cloud": "kubernetes",
+            "kubernetesVersion": "1.31",
+            "existingGpuNodeLabels": '["nvidia.com/gpu.present=true"]',
+        },
+        stack="k8s",
+        today=TODAY,
     )
     assert settings.cluster.kubernetes_version == "1.31"
 
@@ -113,6 +119,8 @@ def test_preview_exits_2_on_a_version_eks_no_longer_offers(tmp_path: Path) -> No
     text = text.replace('gpuinfra:kubernetesVersion: "1.35"', 'gpuinfra:kubernetesVersion: "1.31"')
     assert '"1.31"' in text
     (tmp_path / "Pulumi.dev.yaml").write_text(text)
+    for package in ("components", "stacks"):  # a project folder, as the CLI checks
+        (tmp_path / package).symlink_to(ROOT / package)
     result = subprocess.run(
         [sys.executable, "-m", "gpuinfra", "preview", "--cwd", str(tmp_path), "--stack", "dev"],
         cwd=ROOT, capture_output=True, text=True, timeout=300,

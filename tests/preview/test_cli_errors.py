@@ -182,6 +182,10 @@ BAD = [
     (["policy-config", "--out", "{d}/a-file/config.json"], "--out", "is a file, not a folder"),
     (["policy-config", "--stack", "nope"], "no stack 'nope'", "stacks here"),
     (["policy-config", "--cwd", "{d}/pulumi-only"], "--cwd", "gpuinfra project folder"),
+    # reachability
+    (["reachability", "--from-ip", "nope"], "--from-ip 'nope'", "an address such as"),
+    (["reachability", "--stack", "nope"], "no stack 'nope'", "stacks here"),
+    (["reachability", "--cwd", "{d}/pulumi-only"], "--cwd", "gpuinfra project folder"),
     # schema
     (["schema", "--cwd", "{d}/missing"], "--cwd", "gpuinfra project folder"),
     (["schema", "--cwd", "{d}/no-readme"], "README.md", "No such file"),

@@ -11,7 +11,12 @@ from tests.autoscaling.conftest import problems as stack_problems
 
 from .conftest import ON, SSH_KEY
 
-BASE = {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge", "workstationEnabled": "true"}
+BASE = {
+    "cloud": "aws",
+    "gpuPoolInstanceType": "g5.xlarge",
+    "workstationEnabled": "true",
+    "gpuLayer": "separate",
+}
 
 
 def _problems(**raw: str) -> dict[str, object]:
@@ -46,7 +51,7 @@ def test_malformed_key_is_refused(key: str) -> None:
 
 def test_off_by_default_and_on() -> None:
     off = parse_settings(
-        {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge"},
+        {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge", "gpuLayer": "separate"},
         stack="t",
         provider_config={"aws:region": "us-east-1"},
     )

@@ -97,8 +97,9 @@ def parse(
             "0.0.0.0/0) is not an argument of the provider's vke.Cluster (pulumi-volcenginecc "
             "0.0.45; the Cloud Control schema Volcengine_VKE_Cluster.json has only "
             "PublicAccessNetworkConfig), so it would be open to the whole internet. Keep it "
-            "false and deploy the GPU layer from inside the VPC (self-hosted runner, bastion "
-            "or VPN)",
+            "false with gpuLayer: separate, and deploy the GPU layer from a `cloud: kubernetes` "
+            "stack whose clusterStack names this one, inside the VPC (self-hosted runner, "
+            "bastion or VPN)",
         )
     if r.string("natGateways") == "perAz":
         r.problem(
