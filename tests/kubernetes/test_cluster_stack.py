@@ -162,8 +162,8 @@ def test_jobs_must_fit_the_cluster_stacks_gpu_nodes() -> None:
 def test_every_shipped_stack_says_from_where_pulumi_up_runs() -> None:
     stacks = load_project(ROOT).stacks()
     assert {
-        "dev", "prod", "prod-gpu", "alicloud-dev", "alicloud-dev-gpu", "tencentcloud-dev", "k8s-dev",
-        "volcengine-dev", "volcengine-dev-gpu",
+        "dev", "prod", "prod-gpu", "alicloud-dev", "alicloud-dev-gpu", "tencentcloud-dev",
+        "k8s-dev", "volcengine-dev", "volcengine-dev-gpu",
     } <= set(stacks)  # fmt: skip
     said = {stack: build(stack).outputs["deployFrom"] for stack in stacks}
     for inline in ("dev", "tencentcloud-dev"):
