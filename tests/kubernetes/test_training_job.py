@@ -313,9 +313,10 @@ def test_the_preview_says_a_changed_job_restarts_training(k8s_plan: Plan) -> Non
     # pulumi-kubernetes replaces a ConfigMap whose data changes (force_new.py), but that is
     # no training restart.
     counters = changed["gpuinfra-k8s-dev-dcgm-counters"]
-    assert counters["action"] == "replace" and "training" not in report.text_diff(d).split(
-        "dcgm-counters"
-    )[1].splitlines()[0]
+    assert (
+        counters["action"] == "replace"
+        and "training" not in report.text_diff(d).split("dcgm-counters")[1].splitlines()[0]
+    )
     text = report.text_diff(d)
     assert "resnet50-single-job (replace: training restarts from its last checkpoint" in text
     assert "training restarts from its last checkpoint" in report.markdown(

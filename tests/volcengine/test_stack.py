@@ -42,9 +42,7 @@ def test_cluster_stack_deploys_no_kubernetes_object(ve_plan: Plan) -> None:
     assert "clusterHandle" in ve_plan.secret_outputs
 
 
-def test_outputs_say_tos_endpoint_and_from_where_to_deploy(
-    ve_plan: Plan, layer_plan: Plan
-) -> None:
+def test_outputs_say_tos_endpoint_and_from_where_to_deploy(ve_plan: Plan, layer_plan: Plan) -> None:
     out = ve_plan.outputs
     assert out["bucketUri"] == "tos://gpuinfra-volcengine-dev-data"
     assert out["bucketEndpoint"] == "https://tos-s3-cn-beijing.ivolces.com"
