@@ -43,8 +43,9 @@ keeps reading the file it opened and never sees the new steps; the Python loader
 file by path at each read (tensorboard 2.21.0 compat/tensorflow_stub/io/gfile.py
 LocalFileSystem.read) and does. `--detect_file_replacement` alone warns that it needs
 TensorFlow 2.9+ for reopening and only works because it turns the Rust loader off too."""
-IPYKERNEL_VERSION = "7.4.0"
-"""Pinned (PyPI ipykernel, 2026-11): makes the kernel venv a Jupyter kernel."""
+IPYKERNEL_VERSION = "7.3.0"
+"""Pinned (PyPI ipykernel): makes the kernel venv a Jupyter kernel. The newest that installs
+on Ubuntu 22.04's Python 3.10 (Alibaba, Tencent): 7.4.0 requires Python >= 3.11."""
 TORCH_VERSION = "2.9.1"
 """PyTorch installed where the image has none (Alibaba, Tencent). PyPI's x86_64 wheel is a
 CUDA 12.8 build (requires nvidia-cuda-runtime-cu12==12.8.90), which runs on any 12.x driver
@@ -201,7 +202,8 @@ def jupyter_command(layout: Layout) -> str:
     """JupyterLab on loopback; the token comes from the file JUPYTER_TOKEN_FILE names
     (jupyter_server auth/identity.py), so it is on no command line and, unlike JUPYTER_TOKEN,
     not in the environment every kernel and terminal inherits. Notebooks open on the
-    PyTorch kernel; the server venv's own kernel (no PyTorch) is hidden."""
+    PyTorch kernel; the server venv's own kernel (ipykernel's `python3`, no PyTorch) is not
+    offered."""
     return shlex.join(
         [
             f"{layout.venv}/bin/jupyter",
@@ -211,7 +213,7 @@ def jupyter_command(layout: Layout) -> str:
             f"--ServerApp.port={JUPYTER_PORT}",
             f"--ServerApp.root_dir={layout.notebooks}",
             f"--MappingKernelManager.default_kernel_name={KERNEL_NAME}",
-            "--KernelSpecManager.ensure_native_kernel=False",
+            f"--KernelSpecManager.allowed_kernelspecs={KERNEL_NAME}",
         ]
     )
 
@@ -300,6 +302,7 @@ torch_pip_args() {{
 }}
 
 main() {{
+  cd "$HOME"
   if [[ -n "$image_python" ]]; then
     "$image_python" -m venv "$venv"
     local purelib
@@ -331,7 +334,10 @@ def token_commands(layout: Layout) -> list[str]:
     token = shlex.quote(layout.token_file)
     return [
         f"if [[ ! -s {token} ]]; then",
-        f"  (umask 077 && python3 -c 'import secrets; print(secrets.token_hex(24))' >{token})",
+        # No newline after it: jupyter_server takes the whole file as the token
+        # (auth/identity.py _token_default reads JUPYTER_TOKEN_FILE without stripping).
+        "  (umask 077 && python3 -c 'import secrets, sys; sys.stdout.write(secrets.token_hex(24))'"
+        f" >{token})",
         "fi",
         f"chown {SERVICE_USER}: {token}",
         f"chmod 0400 {token}",

@@ -177,7 +177,11 @@ def test_no_secret_in_the_user_data(ws_plans: dict[str, Plan], cloud: str) -> No
     setup = written_files(yaml.safe_load(text))[SETUP_SCRIPT]
     token = LAYOUT[cloud].token_file
     assert f"if [[ ! -s {token} ]]; then" in setup
-    assert "(umask 077 && python3 -c 'import secrets; print(secrets.token_hex(24))' " in setup
+    # Written without a newline: jupyter_server takes the whole file as the token.
+    assert (
+        "(umask 077 && python3 -c 'import secrets, sys; sys.stdout.write(secrets.token_hex(24))' "
+        in setup
+    )
     assert f"chown {SERVICE_USER}: {token}\nchmod 0400 {token}" in setup
 
 
@@ -291,7 +295,7 @@ def test_the_notebook_kernel_has_pytorch(ws_plans: dict[str, Plan], cloud: str) 
         unit_files(_document(ws_plans, cloud))["gpuinfra-jupyter.service"], "ExecStart"
     )
     assert "--MappingKernelManager.default_kernel_name=pytorch" in jupyter_cmd
-    assert "--KernelSpecManager.ensure_native_kernel=False" in jupyter_cmd
+    assert "--KernelSpecManager.allowed_kernelspecs=pytorch" in jupyter_cmd
 
 
 @pytest.mark.parametrize(
