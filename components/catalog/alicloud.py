@@ -37,7 +37,7 @@ _NO_PRICE = (
 
 def _no_price(region: str = "cn-hangzhou") -> Price:
     return Price(
-        usd_per_hour=None,
+        per_hour=None,
         region=region,
         source=_PRICE_SOURCE,
         date=_CHECKED,

@@ -25,7 +25,7 @@ _NO_PRICE = (
 
 def _no_price(region: str = "cn-beijing") -> Price:
     return Price(
-        usd_per_hour=None,
+        per_hour=None,
         region=region,
         # The public pricing index (not reachable from this workplace); GPU prices sit in its
         # logged-in calculator.
