@@ -23,11 +23,11 @@ from typing import Any
 
 from components import catalog
 from components.catalog import fees
-from components.catalog.currency import billing_currency, money
 from components.catalog.fees import HOURS_PER_MONTH, Fee, UsageFee
 from components.catalog.spot import spot_factor
 from components.settings.schema import BY_NAME
 
+from .currency import billing_currency, money
 from .planview import Resource, StackView
 from .prices import file as price_file
 

@@ -10,9 +10,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from components.catalog.currency import money
-
 from .cost import CostReport
+from .currency import money
 from .policy_rules import Finding
 from .preemption import JobExposure
 from .render import display_type

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.catalog.currency import billing_currency
-
+from ..currency import billing_currency
 from .refresh import NoCredentialsError, RefreshFailedError, Request, Result, iso
 
 SOURCE = "Alibaba Cloud ECS DescribePrice (on-demand) and DescribeSpotPriceHistory (spot)"

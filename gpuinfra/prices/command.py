@@ -135,7 +135,7 @@ def _was(instance_type: str, cloud: str, old: price_file.PriceFile | None) -> tu
 
 def changes(new: price_file.PriceFile, old: price_file.PriceFile | None, cloud: str) -> list[str]:
     """What the refresh changed, one line per price that moved, appeared or went."""
-    from components.catalog.currency import money
+    from ..currency import money
 
     lines = []
     unchanged = 0

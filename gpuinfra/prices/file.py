@@ -41,7 +41,7 @@ def folder() -> Path:
         return _folder_override
     from components import catalog
 
-    return Path(catalog.__file__).resolve().parents[2] / FOLDER_NAME
+    return Path(catalog.__file__).absolute().parents[2] / FOLDER_NAME
 
 
 def path_for(cloud: str, region: str, where: Path | None = None) -> Path:

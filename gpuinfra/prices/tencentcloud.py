@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from components.catalog.currency import billing_currency
-
+from ..currency import billing_currency
 from .refresh import NoCredentialsError, RefreshFailedError, Request, Result, iso
 
 SOURCE = "Tencent Cloud CVM InquiryPriceRunInstances (POSTPAID_BY_HOUR and SPOTPAID)"

@@ -21,8 +21,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from components.catalog.currency import billing_currency
-
+from ..currency import billing_currency
 from .refresh import NoCredentialsError, RefreshFailedError, Request, Result, iso
 
 SOURCE = "Volcano Engine ECS DescribeSpotPriceHistory (spot)"

@@ -93,7 +93,7 @@ def test_sizing_lists_fitting_types_cheapest_first() -> None:
     )
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    prices = [f["usd_per_hour"] for f in doc["fits"]]
+    prices = [f["per_hour"] for f in doc["fits"]]
     assert prices and prices == sorted(prices)
     assert doc["memory"]["weights_gib"] == pytest.approx(3e8 * 2 / 1024**3)
     assert "ZeRO" in doc["formula"]
