@@ -65,7 +65,7 @@ def test_every_entry_is_well_formed(cloud: str) -> None:
 
 def test_unknown_price_needs_a_reason() -> None:
     with pytest.raises(ValueError, match="note"):
-        catalog.Price(usd_per_hour=None, region="x", source="https://x", date="2026-01")
+        catalog.Price(per_hour=None, region="x", source="https://x", date="2026-01")
 
 
 def test_pick_cheapest_fitting_type() -> None:

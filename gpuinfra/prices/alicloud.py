@@ -188,7 +188,10 @@ def refresh(request: Request, keys: Keys) -> Result:
                 entries = answer.spot_prices.spot_price_type if answer.spot_prices else []
                 for entry in entries or []:
                     result.add_spot(
-                        instance_type, entry.zone_id, float(entry.spot_price), iso(entry.timestamp)
+                        entry.instance_type or instance_type,
+                        entry.zone_id,
+                        float(entry.spot_price),
+                        iso(entry.timestamp),
                     )
                 if not answer.next_offset or not entries:
                     break

@@ -147,15 +147,16 @@ def changes(new: price_file.PriceFile, old: price_file.PriceFile | None, cloud: 
     for instance_type in types:
         was, was_currency = _was(instance_type, cloud, old)
         now = new.on_demand.get(instance_type)
-        if was == now and (now is None or was_currency == new.currency):
+        if now is None and instance_type in new.unavailable:
+            reason = new.unavailable[instance_type]
+            lines.append(f"  {instance_type}: no on-demand price ({reason})")
+        elif was == now and (now is None or was_currency == new.currency):
             unchanged += 1
         else:
             lines.append(
                 f"  {instance_type} on-demand: {money(was, was_currency or new.currency)} -> "
                 f"{money(now, new.currency)}/h"
-                + (f" ({new.unavailable[instance_type]})" if now is None and
-                   instance_type in new.unavailable else "")
-            )  # fmt: skip
+            )
         old_spot = old.spot.get(instance_type, {}) if old else {}
         new_spot = new.spot.get(instance_type, {})
         for zone in sorted(set(old_spot) | set(new_spot)):

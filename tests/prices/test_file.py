@@ -64,7 +64,10 @@ def test_spot_is_the_highest_over_the_stacks_zones() -> None:
             "onDemandPerHour.x is -1",
         ),
         (json.dumps({**_sample().to_json(), "refreshed": "yesterday"}), "not a date"),
-        (json.dumps({**_sample().to_json(), "region": "cn-beijing"}), "holds prices of alicloud cn-beijing"),
+        (
+            json.dumps({**_sample().to_json(), "region": "cn-beijing"}),
+            "holds prices of alicloud cn-beijing",
+        ),
     ],
 )
 def test_a_broken_file_is_one_error_naming_it(tmp_path: Path, text: str, says: str) -> None:

@@ -76,7 +76,9 @@ def test_alicloud_reads_the_instance_alone_and_the_newest_spot_price_per_zone(se
 
 def test_alicloud_refused_caller_stops_the_refresh(serve) -> None:
     server = serve(_ali_answer(refuse=True))
-    request = Request("cn-hangzhou", (), ("ecs.gn7i-c8g1.2xlarge",), NOW, endpoints={"ecs": server.url})
+    request = Request(
+        "cn-hangzhou", (), ("ecs.gn7i-c8g1.2xlarge",), NOW, endpoints={"ecs": server.url}
+    )
     with pytest.raises(RefreshFailedError, match="InvalidAccessKeyId.NotFound"):
         alicloud.refresh(request, alicloud.Keys("id", "secret", None, "test"))
 
@@ -101,7 +103,9 @@ def test_alicloud_credentials_from_the_environment_or_the_cli_profile(
 # --- Tencent Cloud --------------------------------------------------------------------------
 
 
-def _tencent_answer(sold_out_in: set[str] = frozenset(), refuse: bool = False) -> Callable[..., Any]:
+def _tencent_answer(
+    sold_out_in: set[str] = frozenset(), refuse: bool = False
+) -> Callable[..., Any]:
     def answer(method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
         if refuse:
             return 200, recorded("tencentcloud-AuthFailure")
