@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (expected output lines read best whole)
 """`gpuinfra prices` end to end, in-process: nothing changes without credentials or SDK;
 with them (canned Alibaba Cloud answers on 127.0.0.1) it writes the dated file, says what
 changed, and the preview then shows the GPU pool's price with its source and date, in CNY,

@@ -73,6 +73,6 @@ def test_spot_is_the_highest_over_the_stacks_zones() -> None:
 def test_a_broken_file_is_one_error_naming_it(tmp_path: Path, text: str, says: str) -> None:
     path = price_file.path_for("alicloud", "cn-hangzhou", tmp_path)
     path.write_text(text)
-    with pytest.raises(ProjectError, match="alicloud-cn-hangzhou.json") as raised:
+    with pytest.raises(ProjectError, match=r"alicloud-cn-hangzhou\.json") as raised:
         price_file.load("alicloud", "cn-hangzhou", tmp_path)
     assert says in str(raised.value)

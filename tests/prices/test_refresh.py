@@ -79,7 +79,7 @@ def test_alicloud_refused_caller_stops_the_refresh(serve) -> None:
     request = Request(
         "cn-hangzhou", (), ("ecs.gn7i-c8g1.2xlarge",), NOW, endpoints={"ecs": server.url}
     )
-    with pytest.raises(RefreshFailedError, match="InvalidAccessKeyId.NotFound"):
+    with pytest.raises(RefreshFailedError, match=r"InvalidAccessKeyId\.NotFound"):
         alicloud.refresh(request, alicloud.Keys("id", "secret", None, "test"))
 
 
@@ -154,7 +154,7 @@ def test_tencent_stack_zones_and_currency_are_used(serve) -> None:
 def test_tencent_refused_caller_stops_the_refresh(serve) -> None:
     server = serve(_tencent_answer(refuse=True))
     request = Request("ap-guangzhou", (), ("GN7.2XLARGE32",), NOW, endpoints={"cvm": server.url})
-    with pytest.raises(RefreshFailedError, match="AuthFailure.SecretIdNotFound"):
+    with pytest.raises(RefreshFailedError, match=r"AuthFailure\.SecretIdNotFound"):
         tencentcloud.refresh(request, tencentcloud.Keys("id", "key", None, "test"))
 
 
