@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from components import catalog
@@ -890,6 +890,19 @@ def _unlisted(r: Resource, a: Assumptions) -> CostLine:
 _TOTALS = ("hourly_desired", "hourly_max", "hourly_idle", "monthly")
 
 
+def _say_foreign_currency(line: CostLine, a: Assumptions) -> CostLine:
+    """A priced line quoted in another currency than the stack is billed in (the USD ACK fee
+    on a mainland-China stack) says so: it is not converted, and what the account pays in its
+    own currency for it is not confirmed."""
+    if line.currency == a.currency or all(getattr(line, k) is None for k in _TOTALS):
+        return line
+    said = (
+        f"quoted in {line.currency}, not converted: the stack's billing currency is taken to be "
+        f"{a.currency}, and the {a.currency} price of this is not confirmed"
+    )
+    return replace(line, note="; ".join(n for n in (line.note, said) if n))
+
+
 def estimate(view: StackView, today: dt.date | None = None) -> CostReport:
     a = assumptions(view, today)
     lines: list[CostLine] = []
@@ -899,6 +912,7 @@ def estimate(view: StackView, today: dt.date | None = None) -> CostReport:
             lines.extend(extractor(resource, view, a))
         elif not_billed(resource) is None:
             lines.append(_unlisted(resource, a))
+    lines = [_say_foreign_currency(line, a) for line in lines]
     by_currency: dict[str, dict[str, float]] = {}
     unpriced: dict[str, int] = {}
     for key in _TOTALS:

@@ -70,6 +70,12 @@ def _price_note(report: CostReport) -> str:
         if len(currencies) > 1
         else (currencies[0] if currencies else report.currency)
     )
+    foreign = [c for c in currencies if c != report.currency]
+    if foreign:
+        money_note += (
+            f" ({' and '.join(foreign)} figures not converted; the stack's billing currency is "
+            f"taken to be {report.currency}, and their {report.currency} price is not confirmed)"
+        )
     spot = (
         f"spot: current prices refreshed {a.prices.refreshed} where listed, else factor "
         if a.prices is not None and a.prices.spot and not a.spot_factor_explicit

@@ -34,7 +34,7 @@ def test_markdown_shows_resources_cost_findings() -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     for fragment in ("### gpuinfra preview: `dev`", "resources**", "#### Cost estimate",
-                     "g5.xlarge (spot)", "Estimate, USD, list prices dated", "#### Policy findings"):  # fmt: skip
+                     "g5.xlarge (spot)", "Estimate, USD, prices dated", "#### Policy findings"):  # fmt: skip
         assert fragment in out, fragment
 
 

@@ -277,3 +277,24 @@ def test_delta_never_subtracts_across_currencies() -> None:
     assert same.exact == pytest.approx(2.0)
     moved = delta(doc("USD", 10.0), doc("CNY", 12.0))["monthly"]
     assert moved.exact is None and "priced in CNY and USD" in moved.unknown[0]
+
+
+def test_a_fee_in_another_currency_than_the_stack_says_so() -> None:
+    """The ACK fee is a USD list price; a cn-hangzhou stack is taken to bill in CNY: the line
+    and the footnote say the figure is not converted and its CNY price is not confirmed."""
+    report = estimate(from_plan(build("alicloud-dev"), "alicloud"), TODAY)
+    assert report.currency == "CNY"
+    fee = line(report, "cs/managedKubernetes:ManagedKubernetes")
+    assert fee.currency == "USD" and fee.hourly_idle == pytest.approx(0.09)
+    assert (
+        "quoted in USD, not converted" in fee.note
+        and "CNY price of this is not confirmed" in fee.note
+    )
+    text = text_summary(report, [])
+    assert (
+        "Estimate, USD (USD figures not converted; the stack's billing currency is taken to be CNY"
+        in text
+    )
+    # A USD stack's USD fee says nothing of the kind.
+    aws = estimate(from_plan(build("dev"), "aws"), TODAY)
+    assert not any("not converted" in x.note for x in aws.lines)
