@@ -11,6 +11,11 @@ through the official SDK (`tencentcloud-sdk-python-cvm`).
   (`DescribeZones`), and a public Ubuntu image (`DescribeImages`; public images are free, so
   the image does not change the price). Tencent's spot price API is this inquiry with
   `SPOTPAID`: CVM has no spot price history call.
+- Tiered pay-as-you-go: where the answer also has `UnitPriceSecondStep`/`UnitPriceThirdStep`,
+  `UnitPrice` is the price of an instance's first 96 hours and the steps those of hours 96-360
+  and 360 on (the `ItemPrice` field docs in tencentcloud-sdk-python-cvm 3.1.178,
+  tencentcloud/cvm/v20170312/models.py:15197, class ItemPrice). The file keeps `UnitPrice` (what a
+  GPU node that scales to zero within four days pays) and says the steps in its notes.
 - The answer does not name its currency: it is the account's (CNY on the China site, USD on
   the international one); `--currency` says which, else the region's usual one is assumed.
 """
@@ -90,6 +95,24 @@ def _client(request: Request, keys: Keys) -> Any:
     return cvm_client.CvmClient(cred, request.region, ClientProfile(httpProfile=http))
 
 
+def _tiers(instance_type: str, price: Any, currency: str) -> str:
+    """What the step prices say, when the answer has them (tiered pay-as-you-go)."""
+    from ..currency import money
+
+    steps = [
+        (hours, getattr(price, field, None))
+        for hours, field in (("96-360", "UnitPriceSecondStep"), ("360 on", "UnitPriceThirdStep"))
+    ]
+    listed = [f"{money(float(v), currency)}/h for hours {h}" for h, v in steps if v is not None]
+    if not listed:
+        return ""
+    return (
+        f"{instance_type}: tiered pay-as-you-go: the on-demand price "
+        f"{money(float(price.UnitPrice), currency)}/h is that of an instance's first 96 hours; "
+        f"then {', '.join(listed)}"
+    )
+
+
 def refresh(request: Request, keys: Keys) -> Result:
     from tencentcloud.common.exception.tencent_cloud_sdk_exception import (
         TencentCloudSDKException,
@@ -164,6 +187,8 @@ def refresh(request: Request, keys: Keys) -> Result:
                 continue
             if price.UnitPrice is not None:
                 result.on_demand[instance_type] = float(price.UnitPrice)
+                if note := _tiers(instance_type, price, currency):
+                    result.notes.append(note)
                 break
         else:
             result.unavailable[instance_type] = "; ".join(refusals) or "no zone to ask in"

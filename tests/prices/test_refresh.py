@@ -225,3 +225,28 @@ def test_aws_get_products_and_spot_history(serve, monkeypatch: pytest.MonkeyPatc
 def test_aws_without_credentials_says_so() -> None:
     with pytest.raises(NoCredentialsError, match="no AWS credentials"):
         aws.credentials("us-east-1")
+
+
+def test_tencent_tiered_price_keeps_the_first_tier_and_says_the_steps(serve) -> None:
+    """`UnitPrice` is the first 96 hours' price where the answer lists step prices (ItemPrice
+    field docs, tencentcloud-sdk-python-cvm 3.1.178 cvm/v20170312/models.py)."""
+
+    def answer(method: str, path: str, headers: dict[str, str], body: Any) -> tuple[int, Any]:
+        reply = _tencent_answer()(method, path, headers, body)
+        if headers.get("x-tc-action") == "InquiryPriceRunInstances":
+            price = reply[1]["Response"]["Price"]["InstancePrice"]
+            if body["InstanceChargeType"] == "POSTPAID_BY_HOUR":
+                price.update(UnitPriceSecondStep=4.1, UnitPriceThirdStep=2.79)
+        return reply
+
+    server = serve(answer)
+    request = Request(
+        "ap-guangzhou", ("ap-guangzhou-6",), ("GN7.2XLARGE32",), NOW, currency="CNY",
+        endpoints={"cvm": server.url},
+    )  # fmt: skip
+    result = tencentcloud.refresh(request, tencentcloud.Keys("id", "key", None, "test"))
+    assert result.on_demand == {"GN7.2XLARGE32": 8.2}
+    assert result.notes == [
+        "GN7.2XLARGE32: tiered pay-as-you-go: the on-demand price ¥8.20/h is that of an "
+        "instance's first 96 hours; then ¥4.10/h for hours 96-360, ¥2.79/h for hours 360 on"
+    ]
