@@ -81,6 +81,11 @@ def _price_note(report: CostReport) -> str:
         if a.prices is not None and a.prices.spot and not a.spot_factor_explicit
         else "spot factor "
     )
+    if not report.lines:
+        return (
+            "Nothing this stack creates is billed by itself: the nodes its workloads run on "
+            "are billed with the cluster (the stack or account that created it)."
+        )
     return (
         f"Estimate, {money_note}, prices dated {span}; monthly = 730 h, GPU pool at min size "
         f"plus {a.gpu_hours_per_month} GPU hours; storage at {a.storage_gb} GB; {spot}"
@@ -119,6 +124,8 @@ def _cost_rows(report: CostReport) -> list[list[str]]:
     ]
     by, n = report.totals_by_currency, report.unpriced
     figures = ("hourly_desired", "hourly_max", "hourly_idle", "monthly")
+    if not report.lines:  # not "$0.00": that reads as free, and the nodes are billed elsewhere
+        return [["total", "", *(["nothing billed here"] * len(figures))]]
     rows.append(
         ["total", ""]
         + [totals_text({c: t.get(k) for c, t in by.items()}, n.get(k, 0)) for k in figures]

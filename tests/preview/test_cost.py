@@ -298,3 +298,14 @@ def test_a_fee_in_another_currency_than_the_stack_says_so() -> None:
     # A USD stack's USD fee says nothing of the kind.
     aws = estimate(from_plan(build("dev"), "aws"), TODAY)
     assert not any("not converted" in x.note for x in aws.lines)
+
+
+def test_a_stack_with_nothing_billed_does_not_read_as_free() -> None:
+    """A GPU layer on an existing cluster creates no billed resource: its total says so instead
+    of "$0.00", and where its nodes are billed."""
+    report = estimate(from_plan(build("k8s-dev"), "kubernetes"), TODAY)
+    assert report.lines == []
+    text = text_summary(report, [])
+    row = next(x for x in text.splitlines() if x.startswith("total"))
+    assert "$0.00" not in row and row.count("nothing billed here") == 4
+    assert "Nothing this stack creates is billed by itself" in text
