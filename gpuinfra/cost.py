@@ -663,6 +663,7 @@ NOT_BILLED: dict[str, str] = {
             "alicloud:cs/autoscalingConfig:AutoscalingConfig",
             "alicloud:ecs/ecsKeyPair:EcsKeyPair",
             "alicloud:ecs/eipAssociation:EipAssociation",
+            "alicloud:ecs/ramRoleAttachment:RamRoleAttachment",
             "alicloud:ecs/securityGroup:SecurityGroup",
             "alicloud:ecs/securityGroupRule:SecurityGroupRule",
             "alicloud:kms/alias:Alias",

@@ -210,7 +210,10 @@ def preview_one(
         target = Path(args.out) / stack
         with file_access("--out", args.out, "a folder to write the reports into"):
             _write_out(target, doc, md, manifests(plan) if plan is not None else [])
-    code = EXIT_POLICY if has_mandatory(findings) else EXIT_OK
+    # A change Pulumi refuses (replacing or deleting a protected resource) fails like a
+    # mandatory finding: `pulumi up` would stop there after the PR merged.
+    blocked = bool(d and d.get("blocked"))
+    code = EXIT_POLICY if has_mandatory(findings) or blocked else EXIT_OK
     if args.json:
         return code, json.dumps(doc, indent=2, sort_keys=True)
     if args.format == "markdown":

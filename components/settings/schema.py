@@ -652,8 +652,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "boolean",
         False,
         "workstation",
-        "Add one GPU VM with SSH (22), JupyterLab (8888) and TensorBoard (6006), reachable only "
-        "from `adminCidrs`.",
+        "Add one GPU VM with JupyterLab and TensorBoard, reached through an SSH tunnel (SSH 22 "
+        "from `adminCidrs` only; both servers listen on the VM's loopback).",
     ),
     _k(
         "workstationInstanceType",
@@ -661,7 +661,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "",
         "workstation",
         "GPU instance type of the workstation from the catalog, e.g. g5.xlarge. Empty: picked "
-        "by `workstationGpuModel`, else the GPU pool's type.",
+        "by `workstationGpuModel`, else the GPU pool's type. AWS: a type the Deep Learning AMI "
+        "supports (G4dn, G5, G6, Gr6, G6e, P4d, P4de, P5, P5e, P5en, P6-B200; not P3).",
     ),
     _k(
         "workstationGpuModel",
@@ -683,8 +684,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "onDemand",
         "workstation",
         "Allowed: onDemand, spot (cheaper; reclaimed with short notice and unsaved work is "
-        "lost; AWS and Alibaba Cloud stop it and keep its disk, Tencent Cloud releases it "
-        "and its disk).",
+        "lost; Alibaba Cloud stops it and keeps its disk, AWS releases it and its disk: keep "
+        "work in the bucket). Tencent Cloud: onDemand only (a spot CVM's data disk cannot be "
+        "deleted with it).",
     ),
     _k(
         "workstationRootDiskGb",
