@@ -2,8 +2,9 @@
 synthetic series (one firing and one silent case each at least), and only the metrics and
 labels the pinned dcgm-exporter really exports with the counters file the stack ships.
 
-promtool comes from Debian's `prometheus` package (.ci/run installs it); PROMTOOL names
-another one. A missing promtool fails these tests: it never skips them.
+promtool comes from Debian's `prometheus` package (scripts/install-test-tools, which the
+README's test command and CI run, unpacks the pinned one into .tools/); PROMTOOL names another
+one. A missing promtool fails these tests: it never skips them.
 """
 
 from __future__ import annotations
@@ -308,15 +309,32 @@ def test_the_tie_fails_for_a_field_the_stack_does_not_ship(k8s_plan: Plan) -> No
 def _promtool() -> str:
     for candidate in (
         os.environ.get("PROMTOOL"),
-        shutil.which("promtool"),
         str(ROOT / ".tools" / "promtool"),
+        shutil.which("promtool"),
     ):
         if candidate and Path(candidate).is_file():
             return candidate
     pytest.fail(
-        "promtool not found: the alert rule tests run it. Debian/Ubuntu: `apt-get install "
-        "prometheus` (it ships /usr/bin/promtool), or set PROMTOOL to a promtool binary"
+        "promtool not found: the alert rule tests run it. `sh scripts/install-test-tools` "
+        "(Debian/Ubuntu) puts the pinned one in .tools/, or set PROMTOOL to a promtool binary"
     )
+
+
+def _pinned_promtool_version() -> str:
+    script = (ROOT / "scripts" / "install-test-tools").read_text()
+    [version] = re.findall(r"^PROMTOOL_VERSION=([0-9.]+)$", script, re.MULTILINE)
+    return version
+
+
+def test_the_tests_run_the_pinned_promtool() -> None:
+    """What CI ran is what scripts/install-test-tools pins (PROMTOOL may name another)."""
+    if os.environ.get("PROMTOOL"):
+        return
+    first = subprocess.run(
+        [_promtool(), "--version"], capture_output=True, text=True, timeout=30
+    ).stdout.splitlines()[0]
+    version = _pinned_promtool_version()
+    assert re.search(rf"version {re.escape(version)}([+ ]|$)", first), (version, first)
 
 
 SCRAPE = {"job": "dcgm-exporter", "service": "dcgm-exporter", "endpoint": "metrics"}
