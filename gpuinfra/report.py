@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .alerts import StackAlert
 from .cost import CostReport
 from .currency import money
 from .policy_rules import Finding
@@ -199,16 +200,34 @@ JOB_REPLACEMENT_NOTE = (
 )
 
 
+_ALERT_HEADER = ("alert", "severity", "after", "fires when")
+
+
+def _alert_rows(alerts: Sequence[StackAlert]) -> list[list[str]]:
+    return [[a.alert, a.severity, a.after, a.expr] for a in alerts]
+
+
+def _alert_title(alerts: Sequence[StackAlert]) -> str:
+    rules = ", ".join(sorted({a.rule for a in alerts}))
+    return f"GPU alerts ({len(alerts)}, PrometheusRule {rules})"
+
+
 def text_summary(
     report: CostReport,
     findings: Sequence[Finding],
     jobs: Sequence[JobExposure] = (),
     deploy_from: str | None = None,
+    alerts: Sequence[StackAlert] = (),
+    alerts_note: str | None = None,
 ) -> str:
     parts = [f"Deploy from: {deploy_from}", ""] if deploy_from else []
     sources = price_sources(report)
     parts += ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report)]
     parts += [f"Node price: {s}" for s in sources] + [""]
+    if alerts:
+        parts += [_alert_title(alerts) + ":", _table(_ALERT_HEADER, _alert_rows(alerts)), ""]
+    elif alerts_note:
+        parts += [f"GPU alerts: {alerts_note}.", ""]
     if jobs:
         parts += [
             "Preemption exposure:",
@@ -455,6 +474,8 @@ def markdown(
     findings: Sequence[Finding],
     d: Mapping[str, Any] | None = None,
     jobs: Sequence[JobExposure] = (),
+    alerts: Sequence[StackAlert] = (),
+    alerts_note: str | None = None,
 ) -> str:
     """A PR-comment summary of one stack: resources, diff, cost, preemption, findings."""
     mandatory = sum(f.level == "mandatory" for f in findings)
@@ -494,6 +515,14 @@ def markdown(
         out.append("|" + "---|" * len(_PREEMPTION_HEADER))
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in _preemption_rows(jobs)]
         out += ["", f"_{PREEMPTION_NOTE}_", "", f"_{JOB_REPLACEMENT_NOTE}_", ""]
+    if alerts:
+        out += [f"#### {_alert_title(alerts)}", "", "| " + " | ".join(_ALERT_HEADER) + " |"]
+        out.append("|" + "---|" * len(_ALERT_HEADER))
+        rows = [f"| {a.alert} | {a.severity} | {a.after} | {_md(code(a.expr))} |" for a in alerts]
+        out += _cuttable(1, f"| ({len(rows)} alerts cut) | | | |", rows)
+        out.append("")
+    elif alerts_note:
+        out += ["#### GPU alerts", "", f"{_md(alerts_note)}.", ""]
     out += ["#### Policy findings", ""]
     if not findings:
         out.append("None.")

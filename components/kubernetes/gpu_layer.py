@@ -140,10 +140,16 @@ class GpuLayer(pulumi.ComponentResource):
                     repository_opts={"repo": "https://prometheus-community.github.io/helm-charts"},
                     namespace=MONITORING_NAMESPACE,
                     create_namespace=True,
-                    # Find ServiceMonitors and dashboards from every namespace, not only its own.
+                    # Find ServiceMonitors, PrometheusRules (the GPU alerts) and dashboards from
+                    # every namespace, whatever their `release` label (the chart's rule selector
+                    # otherwise wants its own: templates/prometheus/prometheus.yaml:279-288 at
+                    # kube-prometheus-stack-81.6.2).
                     values={
                         "prometheus": {
-                            "prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False}
+                            "prometheusSpec": {
+                                "serviceMonitorSelectorNilUsesHelmValues": False,
+                                "ruleSelectorNilUsesHelmValues": False,
+                            }
                         },
                         "grafana": {
                             "sidecar": {"dashboards": {"enabled": True, "searchNamespace": "ALL"}}
@@ -165,6 +171,8 @@ class GpuLayer(pulumi.ComponentResource):
                 ),
                 # The chart brings the ServiceMonitor CRD: the monitor must come after it.
                 crds_from=crds,
+                training_namespace=handle.training_namespace,
+                alerts=settings.alerts,
             ),
             opts=after_namespaces,
         )

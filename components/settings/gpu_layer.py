@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from .gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
 from .reader import ConfigReader
 
 DevicePluginMode = Literal["auto", "always", "never"]
@@ -108,7 +109,9 @@ class GpuLayerSettings:
     mode: GpuLayerMode = "inline"
     """inline: this stack deploys the layer; separate: a `clusterStack` stack does."""
     prometheus_release: str = "kube-prometheus-stack"
-    """`release` label of the ServiceMonitor ("" for none)."""
+    """`release` label of the ServiceMonitor and the PrometheusRule ("" for none)."""
+    alerts: GpuAlertSettings = DEFAULT_ALERTS
+    """The GPU alerts' thresholds (`gpuAlert*`), resolved once the autoscaling is known."""
 
 
 def parse_mode(r: ConfigReader, *, cloud: str, api_endpoint_public: bool) -> GpuLayerMode:

@@ -314,6 +314,71 @@ KEYS: tuple[ConfigKey, ...] = (
         "gpuLayer",
         "Install kube-prometheus-stack (pinned Helm chart) into `monitoring`.",
     ),
+    # GPU alerts: a PrometheusRule beside the ServiceMonitor (issue 23)
+    _k(
+        "gpuAlerts",
+        "boolean",
+        True,
+        "gpuLayer",
+        "With `monitoringPrometheusOperator`: a PrometheusRule with GPU alerts from the DCGM "
+        "exporter's metrics (utilisation, temperature, XID and ECC errors, memory, idle GPU "
+        "nodes). `gpuinfra preview` lists them.",
+    ),
+    _k(
+        "gpuAlertUtilizationPercent",
+        "integer",
+        70,
+        "gpuLayer",
+        "GpuUnderutilized: a training pod whose GPUs' 5-minute average utilisation stays below "
+        "this percent, 1 to 100 (below 70 % the instance is too big or the input pipeline too "
+        "slow).",
+    ),
+    _k(
+        "gpuAlertUtilizationMinutes",
+        "integer",
+        30,
+        "gpuLayer",
+        "GpuUnderutilized: minutes the utilisation must stay low before the alert fires, 5 to "
+        "10080.",
+    ),
+    _k(
+        "gpuAlertTemperatureCelsius",
+        "integer",
+        85,
+        "gpuLayer",
+        "GpuTemperatureHigh: GPU temperature in °C above which the card needs cooling, 40 to 120.",
+    ),
+    _k(
+        "gpuAlertTemperatureMinutes",
+        "integer",
+        5,
+        "gpuLayer",
+        "GpuTemperatureHigh: minutes the temperature must stay high, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertMemoryPercent",
+        "integer",
+        95,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: percent of a training pod's GPU memory in use, 50 to 100.",
+    ),
+    _k(
+        "gpuAlertMemoryMinutes",
+        "integer",
+        15,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: minutes the memory must stay that full, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertIdleNodeMinutes",
+        "integer",
+        0,
+        "gpuLayer",
+        "GpuNodeIdle: minutes a GPU node may run no training pod before the alert fires (the "
+        "autoscaler should have removed it), more than `gpuPoolScaleDownDelayMinutes`, at most "
+        "10080. 0: that delay plus 10 (cloud kubernetes: 20, Cluster Autoscaler's default 10 "
+        "plus 10). XID and double-bit ECC errors alert at once.",
+    ),
     _k(
         "trainerImage",
         "string",

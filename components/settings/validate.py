@@ -27,6 +27,7 @@ from .clouds.alicloud import parse_alicloud
 from .clouds.aws import parse_aws
 from .clouds.kubernetes import parse_existing_cluster
 from .errors import SettingsError
+from .gpu_alerts import parse_gpu_alerts
 from .gpu_layer import parse_gpu_layer
 from .model import (
     AccessSettings,
@@ -174,6 +175,15 @@ def parse_settings(
         )
         # maxGpus caps the pool's maximum, where every cloud's autoscaler stops.
         gpu_pool = replace(gpu_pool, size=replace(size, max_nodes=autoscaling.max_gpu_nodes))
+    # GPU alerts (issue 23): the idle-node alert waits past the autoscaler's scale-down delay.
+    gpu_layer = replace(
+        gpu_layer,
+        alerts=parse_gpu_alerts(
+            r,
+            scale_down_delay_minutes=autoscaling.scale_down_delay_minutes if autoscaling else None,
+            min_gpu_nodes=autoscaling.min_gpu_nodes if autoscaling else 0,
+        ),
+    )
     _check_cost_assumptions(r)
 
     if r.problems or (gpu_pool is None and existing is None):

@@ -149,6 +149,7 @@ def _crd_installers(ctx: RuleContext, group: str, kind: str) -> list[RecordedRes
 
 @provider_rule(
     "kubernetes:monitoring.coreos.com/v1:ServiceMonitor",
+    "kubernetes:monitoring.coreos.com/v1:PrometheusRule",
     source=f"{PK} provider/pkg/await/await.go:156-161,267-274 (create retried 5 times with "
     'backoff on a "no match" error, then fails), provider/pkg/provider/provider.go:1821-1833 '
     '("Verify that any required CRDs have been created")',

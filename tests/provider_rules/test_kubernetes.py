@@ -168,6 +168,29 @@ def test_custom_resource_after_its_crd() -> None:
     assert _rules(_plan(_service_monitor)) == []
 
 
+def test_a_prometheus_rule_after_its_crd_too() -> None:
+    """The GPU alerts' PrometheusRule is a custom resource of the same chart's CRDs."""
+
+    def rule(opts: pulumi.ResourceOptions | None = None) -> None:
+        k8s.apiextensions.CustomResource(
+            "alerts",
+            api_version="monitoring.coreos.com/v1",
+            kind="PrometheusRule",
+            metadata={"name": "a"},
+            spec={"groups": []},
+            opts=opts,
+        )
+
+    def racing_the_chart() -> None:
+        _chart()
+        rule()
+
+    assert _rules(_plan(racing_the_chart)) == [
+        ("kubernetes.custom_resource_after_its_crd", "alerts", "dependsOn")
+    ]
+    assert _rules(_plan(lambda: rule(pulumi.ResourceOptions(depends_on=[_chart()])))) == []
+
+
 def test_the_gpu_layer_orders_its_service_monitor_after_kube_prometheus_stack() -> None:
     plan = build("k8s-dev", {"monitoringKubePrometheusStack": True})  # rules on: builds
     [monitor] = plan.of_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
