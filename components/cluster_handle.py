@@ -1,18 +1,23 @@
 """The contract between a provider stack and the cloud-agnostic Kubernetes layer.
 
 Each provider stack ends in one `ClusterHandle`; `components/kubernetes/` consumes
-only this and never imports a cloud SDK.
+only this and never imports a cloud SDK. With `gpuLayer: separate` the cluster stack exports
+it serialised (`handle_document`, the stack output `clusterHandle`) and a `cloud: kubernetes`
+stack rebuilds it (`handle_from_document`) from a `pulumi.StackReference`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, cast
 
 import pulumi
 
 from components.autoscaler_spec import AutoscalerSpec
+
+HANDLE_VERSION = 1
+"""Version of the serialised handle; a reader refuses documents of another version."""
 
 GPU_NODE_LABEL = "gpuinfra.io/accelerator"
 """Node label carrying the GPU model (e.g. `A10G`); the GPU DaemonSets select on it."""
@@ -34,8 +39,8 @@ class BucketRef:
     name: pulumi.Output[str]
     region: str
     endpoint: str
-    """S3-compatible endpoint URL for clients that need one (OSS, COS); AWS's own for S3."""
-    scheme: Literal["s3", "oss", "cosn"]
+    """S3-compatible endpoint URL for clients that need one (OSS, COS, TOS); AWS's own for S3."""
+    scheme: Literal["s3", "oss", "cosn", "tos"]
 
     @property
     def uri(self) -> pulumi.Output[str]:
@@ -53,6 +58,16 @@ class SpotReclaimNotice:
     """Hardened metadata: PUT here first for a session token (empty: none needed)."""
     token_ttl_header: str = ""
     token_header: str = ""
+
+
+@dataclass(frozen=True)
+class ApiAccess:
+    """From where the cluster's API endpoint answers: what `deployFrom` is made of."""
+
+    public: bool
+    """True: a public endpoint that admits only `admin_cidrs`. False: private, VPC only."""
+    admin_cidrs: tuple[str, ...]
+    vpc_cidr: str
 
 
 @dataclass(frozen=True)
@@ -81,3 +96,158 @@ class ClusterHandle:
     """Set where GPU nodes are spot and the platform does not drain them before a reclaim
     (ACK, TKE): the GPU layer then runs a drain agent on them. None: on-demand nodes, EKS
     (managed node groups drain spot nodes), or an existing cluster."""
+    api_access: ApiAccess | None = None
+    """From where the API endpoint answers (cloud stacks). None: unknown (an existing
+    cluster reached through a kubeconfig)."""
+    gpus_per_node: int | None = None
+    """GPUs on one node of the GPU pool, where the stack knows it."""
+    nodes: Sequence[pulumi.Resource] = ()
+    """Node pools the GPU layer waits for (same `pulumi up` only): pulumi-kubernetes awaits a
+    Deployment until its pods are ready, which needs a node to run them. Not serialised: in a
+    separate GPU-layer stack the cluster stack's pools exist already."""
+
+
+def handle_document(handle: ClusterHandle) -> pulumi.Output[dict[str, Any]]:
+    """The handle as plain data (camelCase keys) once its outputs are known; holds the
+    kubeconfig, so export it as a secret."""
+    annotations = dict(handle.service_account_annotations)
+    autoscaler = handle.autoscaler
+    scaler_annotations = dict(autoscaler.service_account_annotations) if autoscaler else {}
+    return pulumi.Output.all(
+        cluster_name=handle.cluster_name,
+        kubeconfig=handle.kubeconfig,
+        bucket_name=handle.bucket.name,
+        annotations=pulumi.Output.all(**annotations) if annotations else {},
+        scaler_annotations=(pulumi.Output.all(**scaler_annotations) if scaler_annotations else {}),
+    ).apply(lambda known: _document(handle, known))
+
+
+def _document(handle: ClusterHandle, known: Mapping[str, Any]) -> dict[str, Any]:
+    notice = handle.spot_reclaim_notice
+    autoscaler = handle.autoscaler
+    access = handle.api_access
+    return {
+        "version": HANDLE_VERSION,
+        "cloud": handle.cloud,
+        "clusterName": known["cluster_name"],
+        "kubeconfig": known["kubeconfig"],
+        "gpuNodeLabels": dict(handle.gpu_node_labels),
+        "gpuTaint": {
+            "key": handle.gpu_taint.key,
+            "value": handle.gpu_taint.value,
+            "effect": handle.gpu_taint.effect,
+        },
+        "platformRunsDevicePlugin": handle.platform_runs_device_plugin,
+        "bucket": {
+            "name": known["bucket_name"],
+            "region": handle.bucket.region,
+            "endpoint": handle.bucket.endpoint,
+            "scheme": handle.bucket.scheme,
+        },
+        "trainingNamespace": handle.training_namespace,
+        "trainingServiceAccount": handle.training_service_account,
+        "serviceAccountAnnotations": dict(known["annotations"]),
+        "trainingNamespaceLabels": dict(handle.training_namespace_labels),
+        "autoscaler": (
+            None
+            if autoscaler is None
+            else {
+                "image": autoscaler.image,
+                "args": list(autoscaler.args),
+                "serviceAccountAnnotations": dict(known["scaler_annotations"]),
+                "env": dict(autoscaler.env),
+            }
+        ),
+        "spotReclaimNotice": (
+            None
+            if notice is None
+            else {
+                "terminationTimeUrl": notice.termination_time_url,
+                "tokenUrl": notice.token_url,
+                "tokenTtlHeader": notice.token_ttl_header,
+                "tokenHeader": notice.token_header,
+            }
+        ),
+        "apiAccess": (
+            None
+            if access is None
+            else {
+                "public": access.public,
+                "adminCidrs": list(access.admin_cidrs),
+                "vpcCidr": access.vpc_cidr,
+            }
+        ),
+        "gpusPerNode": handle.gpus_per_node,
+    }
+
+
+class HandleDocumentError(ValueError):
+    """A `clusterHandle` output this program cannot read (missing, or another version)."""
+
+
+def handle_from_document(doc: Mapping[str, Any]) -> ClusterHandle:
+    """The `ClusterHandle` a cluster stack exported (`handle_document`); kubeconfig secret."""
+    if doc.get("version") != HANDLE_VERSION:
+        raise HandleDocumentError(
+            f"clusterHandle version {doc.get('version')!r}; this program reads version "
+            f"{HANDLE_VERSION}: run the same gpuinfra version on both stacks"
+        )
+    taint = doc["gpuTaint"]
+    bucket = doc["bucket"]
+    scaler = doc.get("autoscaler")
+    notice = doc.get("spotReclaimNotice")
+    access = doc.get("apiAccess")
+    return ClusterHandle(
+        cloud=str(doc["cloud"]),
+        cluster_name=pulumi.Output.from_input(str(doc["clusterName"])),
+        kubeconfig=pulumi.Output.secret(str(doc["kubeconfig"])),
+        gpu_node_labels=dict(doc["gpuNodeLabels"]),
+        gpu_taint=Taint(key=taint["key"], value=taint["value"], effect=taint["effect"]),
+        platform_runs_device_plugin=bool(doc["platformRunsDevicePlugin"]),
+        bucket=BucketRef(
+            name=pulumi.Output.from_input(str(bucket["name"])),
+            region=str(bucket["region"]),
+            endpoint=str(bucket["endpoint"]),
+            scheme=cast(Literal["s3", "oss", "cosn", "tos"], bucket["scheme"]),
+        ),
+        training_namespace=str(doc["trainingNamespace"]),
+        training_service_account=str(doc["trainingServiceAccount"]),
+        service_account_annotations={
+            k: pulumi.Output.from_input(str(v))
+            for k, v in dict(doc["serviceAccountAnnotations"]).items()
+        },
+        training_namespace_labels=dict(doc.get("trainingNamespaceLabels") or {}),
+        autoscaler=(
+            None
+            if scaler is None
+            else AutoscalerSpec(
+                image=str(scaler["image"]),
+                args=tuple(scaler["args"]),
+                service_account_annotations={
+                    k: pulumi.Output.from_input(str(v))
+                    for k, v in dict(scaler["serviceAccountAnnotations"]).items()
+                },
+                env=dict(scaler.get("env") or {}),
+            )
+        ),
+        spot_reclaim_notice=(
+            None
+            if notice is None
+            else SpotReclaimNotice(
+                termination_time_url=notice["terminationTimeUrl"],
+                token_url=notice.get("tokenUrl", ""),
+                token_ttl_header=notice.get("tokenTtlHeader", ""),
+                token_header=notice.get("tokenHeader", ""),
+            )
+        ),
+        api_access=(
+            None
+            if access is None
+            else ApiAccess(
+                public=bool(access["public"]),
+                admin_cidrs=tuple(access["adminCidrs"]),
+                vpc_cidr=str(access["vpcCidr"]),
+            )
+        ),
+        gpus_per_node=doc.get("gpusPerNode"),
+    )

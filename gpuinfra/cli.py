@@ -1,5 +1,5 @@
 """`gpuinfra` command line: the offline preview of a gpuinfra Pulumi project, and tools
-around it (sizing, manifests, policy-pack config, config docs)."""
+around it (sizing, prices, manifests, policy-pack config, config docs)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,13 @@ def _sizing(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _prices(args: argparse.Namespace) -> int:
+    # The cloud SDKs are imported by the refresh only (`gpuinfra[prices]`).
+    from .prices.command import run
+
+    return run(args)
+
+
 def _render(args: argparse.Namespace) -> int:
     out = output_folder("--out", args.out)  # before the program runs: nothing is lost
     from .manifests import write_or_check
@@ -54,6 +61,12 @@ def _render(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"wrote {out} ({len(list(out.glob('*.yaml')))} files)")
     return EXIT_OK
+
+
+def _reachability(args: argparse.Namespace) -> int:
+    from .reachability import run
+
+    return run(args)
 
 
 def _policy_config(args: argparse.Namespace) -> int:
@@ -119,6 +132,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_sizing_arguments(sizing)
     sizing.set_defaults(func=_sizing)
 
+    from .prices.command import add_arguments as add_prices_arguments
+
+    prices = sub.add_parser(
+        "prices",
+        help="refresh the stack's cloud's on-demand and spot prices from its price API, with "
+        "your credentials, into prices/<cloud>-<region>.json (the estimate and sizing use it)",
+    )
+    add_prices_arguments(prices)
+    prices.set_defaults(func=_prices)
+
     render = sub.add_parser(
         "render", help="write the stack's Kubernetes objects as plain manifests + kustomization"
     )
@@ -137,6 +160,20 @@ def build_parser() -> argparse.ArgumentParser:
     policy_config.add_argument("--cwd", "-C", default=".", help="project directory")
     policy_config.add_argument("--out", "-o", help="file to write (default: print it)")
     policy_config.set_defaults(func=_policy_config)
+
+    reachability = sub.add_parser(
+        "reachability",
+        help="say from where a stack's `pulumi up` must run; with --from-ip, check an address "
+        "(exit 0: it may, 2: it cannot reach the cluster's API endpoint)",
+    )
+    reachability.add_argument("--stack", "-s", type=stack_name, default="dev", help="stack name")
+    reachability.add_argument("--cwd", "-C", default=".", help="project directory")
+    reachability.add_argument(
+        "--from-ip",
+        metavar="IP",
+        help="the address `pulumi up` would run from (its egress address)",
+    )
+    reachability.set_defaults(func=_reachability)
 
     schema = sub.add_parser(
         "schema", help="check (or --write) Pulumi.yaml's config block and the README reference"

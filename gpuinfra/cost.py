@@ -1,29 +1,53 @@
 """Cost estimate of a plan: per resource and in total, from the catalog and the fee table.
 
 Every figure is an estimate from list prices (with their source and date), never a quote.
-A price the catalog does not know is `None` and shows as "unknown": it is never guessed.
-Each cloud's billable resource types plug in through `EXTRACTORS` (type token -> function).
+A price the catalog does not know is `None` and shows as "unknown": it is never guessed, and
+it never counts as $0: a total over unpriced lines is a lower bound ("at least $X, n
+unpriced"), and a delta with an unpriced side is unknown (`delta`). Each line keeps the
+currency its price is quoted in, and amounts in different currencies are never added: the
+totals are per currency (`totals_by_currency`). Instance prices refreshed from the cloud's
+price API (`gpuinfra prices`, `gpuinfra/prices/file.py`) win over the catalog's, and their
+current spot prices over the spot factor. Each cloud's billable
+resource types plug in through `EXTRACTORS` (type token -> function); types that cost
+nothing by themselves are listed in `NOT_BILLED` with why; any other type becomes an
+unpriced line, so nothing the stacks create drops out of the estimate silently.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from components import catalog
 from components.catalog import fees
-from components.catalog.fees import HOURS_PER_MONTH, Fee
+from components.catalog.fees import HOURS_PER_MONTH, Fee, UsageFee
 from components.catalog.spot import spot_factor
 from components.settings.schema import BY_NAME
 
+from .currency import billing_currency, money
 from .planview import Resource, StackView
+from .prices import file as price_file
 
 DISCLAIMER = (
-    "Estimate from public list prices (on-demand; spot = on-demand x spot factor), not a "
-    "quote: taxes, discounts, data transfer and request charges are left out."
+    "Estimate from list prices (on-demand; spot = the current spot price from a refreshed "
+    "price file, else on-demand x spot factor), not a quote: taxes, discounts and data "
+    "transfer are left out; usage-based charges (NAT data processing, log ingestion, "
+    "requests) are listed with their rates but not totalled; amounts in different currencies "
+    "are never added together."
 )
+
+REGION_KEYS = {
+    "aws": "aws:region",
+    "alicloud": "alicloud:region",
+    "tencentcloud": "tencentcloud:region",
+    "volcengine": "volcenginecc:region",
+}
+"""Where each cloud's stack names its region (the provider's own config key)."""
+ZONE_SETTINGS = {"tencentcloud": "tkeZones", "volcengine": "vkeZones"}
+"""Settings that pin a stack's zones (the others use every zone of the region)."""
 
 
 @dataclass(frozen=True)
@@ -33,11 +57,19 @@ class Assumptions:
     spot_factor: float | None
     spot_source: str
     today: dt.date
+    region: str = ""
+    zones: tuple[str, ...] = ()
+    currency: str = "USD"
+    """The currency the stack is billed in: the refreshed file's, else `billing_currency`."""
+    prices: price_file.PriceFile | None = None
+    """Prices refreshed from the cloud's API for this cloud and region, when there are."""
+    spot_factor_explicit: bool = False
+    """`gpuinfra:costSpotFactor` is set: it wins over refreshed spot prices too."""
 
 
 @dataclass(frozen=True)
 class CostLine:
-    """What one resource adds, in USD. None: unknown (`note` says why)."""
+    """What one resource adds, in `currency`. None: unknown (`note` says why)."""
 
     resource: str
     type: str
@@ -49,6 +81,16 @@ class CostLine:
     source: str
     price_date: str
     note: str = ""
+    item: str = ""
+    """What of the resource this line prices ("pool", "root volume", "data processing"):
+    with `resource` and `type` it pairs a line of the base plan with its head line."""
+    currency: str = "USD"
+    node_per_hour: float | None = None
+    """A node pool's (or a VM's) price per node-hour, spot or on-demand as the line says."""
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.resource, self.type, self.item or self.what)
 
 
 @dataclass
@@ -57,15 +99,24 @@ class CostReport:
     lines: list[CostLine]
     assumptions: Assumptions
     totals: dict[str, float | None] = field(default_factory=dict)
+    """Per figure, the sum of the lines priced in `currency`: a lower bound when `unpriced`
+    or when other currencies have lines (`totals_by_currency`)."""
     unknown: int = 0
+    """Lines whose monthly figure is unknown."""
+    unpriced: dict[str, int] = field(default_factory=dict)
+    """Per figure, how many lines have no price (not counted in any total)."""
+    currency: str = "USD"
+    totals_by_currency: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Currency -> figure -> the sum of the lines priced in it (never added across)."""
 
     def to_json(self) -> dict[str, Any]:
         dates = sorted({line.price_date for line in self.lines})
         a = self.assumptions
+        refreshed = a.prices
         return {
             "estimate": True,
             "disclaimer": DISCLAIMER,
-            "currency": "USD",
+            "currency": self.currency,
             "priceDates": dates,
             "assumptions": {
                 "gpuHoursPerMonth": a.gpu_hours_per_month,
@@ -74,9 +125,21 @@ class CostReport:
                 "spotFactorSource": a.spot_source,
                 "hoursPerMonth": HOURS_PER_MONTH,
                 "date": a.today.isoformat(),
+                "region": a.region,
+                "zones": list(a.zones),
+                "refreshedPrices": None
+                if refreshed is None
+                else {
+                    "file": str(refreshed.path) if refreshed.path else None,
+                    "refreshed": refreshed.refreshed,
+                    "source": refreshed.source,
+                    "currency": refreshed.currency,
+                },
             },
             "lines": [asdict(line) for line in self.lines],
             "totals": dict(self.totals),
+            "totalsByCurrency": {c: dict(t) for c, t in self.totals_by_currency.items()},
+            "unpricedLines": dict(self.unpriced),
             "unknownLines": self.unknown,
         }
 
@@ -91,6 +154,18 @@ def _int_setting(view: StackView, name: str) -> int:
         return fallback
 
 
+def _zones(view: StackView) -> tuple[str, ...]:
+    name = ZONE_SETTINGS.get(view.cloud)
+    raw = (view.setting(name) or "").strip() if name else ""
+    if not raw:
+        return ()
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = [raw]
+    return tuple(str(z) for z in parsed) if isinstance(parsed, list) else (str(parsed),)
+
+
 def assumptions(view: StackView, today: dt.date | None = None) -> Assumptions:
     override = (view.setting("costSpotFactor") or "").strip()
     catalog_factor = spot_factor(view.cloud)
@@ -102,19 +177,28 @@ def assumptions(view: StackView, today: dt.date | None = None) -> Assumptions:
         source = f"{catalog_factor.source}; {catalog_factor.note}"
     else:
         factor, source = None, f"no spot factor for cloud '{view.cloud}'"
+    region = str(view.config.get(REGION_KEYS.get(view.cloud, ""), "") or "")
+    refreshed = price_file.load(view.cloud, region) if region else None
+    currency = refreshed.currency if refreshed is not None else billing_currency(view.cloud, region)
     return Assumptions(
         gpu_hours_per_month=_int_setting(view, "costGpuHoursPerMonth"),
         storage_gb=_int_setting(view, "costStorageGb"),
         spot_factor=factor,
         spot_source=source,
         today=today or dt.date.today(),
+        region=region,
+        zones=_zones(view),
+        currency=currency,
+        prices=refreshed,
+        spot_factor_explicit=bool(override),
     )
 
 
 Extractor = Callable[[Resource, StackView, Assumptions], list[CostLine]]
 
 
-def _fixed(resource: Resource, what: str, fee: Fee, count: float = 1.0) -> CostLine:
+def _fixed(resource: Resource, what: str, fee: Fee, count: float = 1.0, item: str = "") -> CostLine:
+    """A fee from the fee table: its figures are USD list prices (`fees`)."""
     hourly = None if fee.usd_per_hour is None else fee.usd_per_hour * count
     return CostLine(
         resource=resource.name,
@@ -127,6 +211,41 @@ def _fixed(resource: Resource, what: str, fee: Fee, count: float = 1.0) -> CostL
         source=fee.source,
         price_date=fee.date,
         note=fee.note,
+        item=item or what,
+        currency="USD",
+    )
+
+
+def _usage(resource: Resource, what: str, fee: UsageFee, note: str = "") -> CostLine:
+    """A charge billed per unit of use: listed with its rate, never totalled."""
+    return CostLine(
+        resource=resource.name,
+        type=resource.type,
+        what=what,
+        hourly_desired=None,
+        hourly_max=None,
+        hourly_idle=None,
+        monthly=None,
+        source=fee.source,
+        price_date=fee.date,
+        note="; ".join(x for x in (f"usage-based: {fee.rate}", note) if x),
+        item=what,
+    )
+
+
+def _unpriced(resource: Resource, what: str, why: str, today: dt.date) -> CostLine:
+    return CostLine(
+        resource=resource.name,
+        type=resource.type,
+        what=what,
+        hourly_desired=None,
+        hourly_max=None,
+        hourly_idle=None,
+        monthly=None,
+        source="not in the fee table",
+        price_date=today.isoformat(),
+        note=why,
+        item=what,
     )
 
 
@@ -146,44 +265,110 @@ class _Pool:
 
 @dataclass(frozen=True)
 class _NodePrice:
-    usd_per_hour: float | None
+    per_hour: float | None
+    currency: str
     source: str
     date: str
     notes: list[str]
 
 
-def _node_price(view: StackView, a: Assumptions, pool: _Pool) -> _NodePrice:
-    """One node of the pool per hour: list price, times the spot factor for spot pools."""
-    gpu = catalog.find(view.cloud, pool.instance_type)
-    cpu_fee = fees.AWS_CPU_INSTANCES.get(pool.instance_type) if view.cloud == "aws" else None
+def _refreshed_note(a: Assumptions) -> str:
+    """How old the refreshed file is, when that matters."""
+    assert a.prices is not None
+    age = a.prices.age_days(a.today)
+    if age > price_file.STALE_AFTER_DAYS:
+        return (
+            f"refreshed {age} days ago ({a.prices.date}): spot prices move hourly; run "
+            "`gpuinfra prices --stack <stack>` again"
+        )
+    return ""
+
+
+def _on_demand(view: StackView, a: Assumptions, instance_type: str) -> _NodePrice:
+    """One node's on-demand price: refreshed from the cloud's API, else the catalog's (GPU
+    types) or the fee table's (AWS system-pool types)."""
+    refreshed = a.prices
+    if refreshed is not None and instance_type in refreshed.on_demand:
+        return _NodePrice(
+            refreshed.on_demand[instance_type],
+            refreshed.currency,
+            f"{refreshed.source} ({refreshed.region}, refreshed {refreshed.refreshed})",
+            refreshed.date,
+            [_refreshed_note(a)],
+        )
+    gpu = catalog.find(view.cloud, instance_type)
+    cpu_fee = fees.AWS_CPU_INSTANCES.get(instance_type) if view.cloud == "aws" else None
     notes: list[str] = []
+    if refreshed is not None and instance_type in refreshed.unavailable:
+        notes.append(
+            f"no on-demand price from the price API: {refreshed.unavailable[instance_type]}"
+        )
     if gpu is not None:
-        on_demand, source, date = gpu.price.usd_per_hour, gpu.price.source, gpu.price.date
-        if on_demand is None:
-            notes.append(gpu.price.note)
-    elif cpu_fee is not None:
-        on_demand, source, date = cpu_fee.usd_per_hour, cpu_fee.source, cpu_fee.date
-    else:
-        on_demand, source, date = None, "not in the catalog", a.today.isoformat()
-        notes.append(f"no price for {pool.instance_type} in the catalog or the fee table")
-    node = on_demand
-    if node is not None and pool.spot:
-        if a.spot_factor is None:
+        price = gpu.price
+        if price.per_hour is None:
+            notes.append(price.note)
+        elif a.region and price.region not in (a.region, "all"):
+            notes.append(
+                f"list price in {price.region}; the stack is in {a.region} (refresh with "
+                "`gpuinfra prices` for its own)"
+            )
+        return _NodePrice(price.per_hour, price.currency, price.source, price.date, notes)
+    if cpu_fee is not None:
+        return _NodePrice(cpu_fee.usd_per_hour, "USD", cpu_fee.source, cpu_fee.date, notes)
+    notes.append(
+        f"no price for {instance_type} in the catalog or the fee table"
+        + ("" if refreshed is not None else "; `gpuinfra prices --stack <stack>` reads it")
+    )
+    return _NodePrice(None, a.currency, "not in the catalog", a.today.isoformat(), notes)
+
+
+def _node_price(view: StackView, a: Assumptions, pool: _Pool) -> _NodePrice:
+    """One node of the pool per hour: on-demand, or for spot pools the current spot price of
+    a refreshed file (the highest over the stack's zones), else on-demand x the spot factor."""
+    price = _on_demand(view, a, pool.instance_type)
+    node, currency, source, date = price.per_hour, price.currency, price.source, price.date
+    notes = list(price.notes)
+    if pool.spot:
+        refreshed = a.prices
+        quote = (
+            refreshed.spot_price(pool.instance_type, a.zones)
+            if refreshed is not None and not a.spot_factor_explicit
+            else None
+        )
+        if quote is not None:
+            assert refreshed is not None
+            node, currency = quote.per_hour, refreshed.currency
+            source = f"{refreshed.source} ({refreshed.region}, refreshed {refreshed.refreshed})"
+            date = refreshed.date
+            zones = "the stack's zones" if a.zones else "the zones read"
+            notes = [n for n in notes if not n.startswith("no on-demand price from the price API")]
+            notes.append(
+                f"spot = current spot price {money(quote.per_hour, currency)}/h in {quote.zone} "
+                f"at {quote.at or refreshed.refreshed} (the highest of {zones})"
+            )
+            if (age := _refreshed_note(a)) and age not in notes:
+                notes.append(age)
+        elif node is None:
+            pass
+        elif a.spot_factor is None:
             node = None
             notes.append(a.spot_source)
         else:
             node = node * a.spot_factor
             notes.append(f"spot = on-demand x {a.spot_factor:g}")
     if node is not None and pool.disk_gb and pool.disk_fee and pool.disk_fee.usd_per_hour:
-        node += pool.disk_gb * pool.disk_fee.usd_per_hour
-        notes.append(f"incl. {pool.disk_gb} GB root volume per node")
-    return _NodePrice(node, source, date, notes)
+        if currency == "USD":
+            node += pool.disk_gb * pool.disk_fee.usd_per_hour
+            notes.append(f"incl. {pool.disk_gb} GB root volume per node")
+        else:
+            notes.append(f"{pool.disk_gb} GB root volume per node not included (priced in USD)")
+    return _NodePrice(node, currency, source, date, notes)
 
 
 def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool) -> CostLine:
     gpu = catalog.find(view.cloud, pool.instance_type)
     price = _node_price(view, a, pool)
-    node, source, date, notes = price.usd_per_hour, price.source, price.date, list(price.notes)
+    node, source, date, notes = price.per_hour, price.source, price.date, list(price.notes)
     capacity = "spot" if pool.spot else "on-demand"
     size = f"{pool.min_nodes}/{pool.desired_nodes}/{pool.max_nodes}"
     if gpu is not None:
@@ -215,6 +400,9 @@ def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool)
         source=source,
         price_date=date,
         note="; ".join(n for n in notes if n),
+        item="pool",
+        currency=price.currency,
+        node_per_hour=node,
     )
 
 
@@ -228,14 +416,35 @@ def _int(value: Any, default: int = 0) -> int:
 # --- AWS -------------------------------------------------------------------------------------
 
 
+def _months_later(day: dt.date, months: int) -> dt.date:
+    month = day.month - 1 + months
+    year, month = day.year + month // 12, month % 12 + 1
+    return day.replace(year=year, month=month, day=min(day.day, 28))
+
+
 def eks_control_plane_fee(version: str, today: dt.date) -> tuple[Fee, str]:
     end = fees.EKS_END_OF_STANDARD_SUPPORT.get(version)
     if end is None:
         return fees.EKS_STANDARD, f"Kubernetes {version} not in the EKS calendar table"
-    if today > dt.date.fromisoformat(end):
+    standard_end = dt.date.fromisoformat(end)
+    extended_end = _months_later(standard_end, fees.EKS_EXTENDED_SUPPORT_MONTHS)
+    if today > extended_end:
+        gone = Fee(
+            None,
+            "cluster",
+            "all",
+            fees.EKS_STANDARD.source,
+            fees.EKS_STANDARD.date,
+            f"Kubernetes {version} is past EKS extended support (ended about "
+            f"{extended_end.isoformat()}): EKS upgrades such a control plane itself, so "
+            "this version is not what would run or be billed; pick a supported version",
+        )
+        return gone, gone.note
+    if today > standard_end:
         return fees.EKS_EXTENDED, (
             f"Kubernetes {version} left EKS standard support on {end}: extended support "
-            "pricing applies; upgrade to return to $0.10/h"
+            f"pricing applies until about {extended_end.isoformat()}; upgrade to return to "
+            "$0.10/h"
         )
     return fees.EKS_STANDARD, f"Kubernetes {version} in standard support until {end}"
 
@@ -243,8 +452,34 @@ def eks_control_plane_fee(version: str, today: dt.date) -> tuple[Fee, str]:
 def _aws_cluster(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
     version = str(r.inputs.get("version") or "")
     fee, why = eks_control_plane_fee(version, a.today)
-    line = _fixed(r, f"EKS control plane ({version or 'default version'})", fee)
-    return [CostLine(**{**asdict(line), "note": f"{why}. {fee.note}"})]
+    line = _fixed(
+        r, f"EKS control plane ({version or 'default version'})", fee, item="control plane"
+    )
+    note = why if fee.usd_per_hour is None else f"{why}. {fee.note}"
+    return [CostLine(**{**asdict(line), "note": note})]
+
+
+def _aws_nat(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+    return [
+        _fixed(r, "NAT gateway", fees.AWS_NAT_GATEWAY),
+        _usage(r, "NAT data processing", fees.AWS_NAT_DATA_PROCESSING),
+    ]
+
+
+def _aws_log_group(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+    """EKS control-plane logs: ingestion and storage grow with the log types and retention."""
+    retention = r.inputs.get("retentionInDays")
+    kept = f"kept {retention} days" if retention else "kept forever (no retention set)"
+    types = sorted(
+        {
+            str(t)
+            for c in view.of_type("aws:eks/cluster:Cluster")
+            for t in c.inputs.get("enabledClusterLogTypes") or []
+        }
+    )
+    what = f"control-plane logs: {len(types)} log types, {kept}"
+    note = f"log types: {', '.join(types)}" if types else ""
+    return [_usage(r, what, fees.AWS_CLOUDWATCH_LOGS, note)]
 
 
 def _aws_pool(r: Resource, view: StackView) -> _Pool:
@@ -268,11 +503,17 @@ def _aws_pool(r: Resource, view: StackView) -> _Pool:
     )
 
 
-def _storage(fee: Fee) -> Extractor:
+def _storage(fee: Fee, requests: UsageFee | None = None) -> Extractor:
     def extract(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
-        line = _fixed(r, f"bucket storage at {a.storage_gb} GB (gpuinfra:costStorageGb)", fee)
+        line = _fixed(
+            r,
+            f"bucket storage at {a.storage_gb} GB (gpuinfra:costStorageGb)",
+            fee,
+            item="storage",
+        )
+        extra = [_usage(r, "bucket requests", requests)] if requests else []
         if fee.usd_per_hour is None:
-            return [line]
+            return [line, *extra]
         hourly = fee.usd_per_hour * a.storage_gb
         return [
             CostLine(
@@ -283,7 +524,8 @@ def _storage(fee: Fee) -> Extractor:
                     "hourly_idle": hourly,
                     "monthly": hourly * HOURS_PER_MONTH,
                 }
-            )
+            ),
+            *extra,
         ]
 
     return extract
@@ -293,15 +535,21 @@ def _fee(what: str, fee: Fee) -> Extractor:
     return lambda r, view, a: [_fixed(r, what, fee)]
 
 
+def _tke_endpoint(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+    """TKE serves a cluster endpoint, public or VPC-internal, through a CLB of its own."""
+    kind = "public" if r.inputs.get("clusterInternet") is True else "internal"
+    return [_fixed(r, f"{kind} API endpoint load balancer (CLB)", fees.TENCENT_CLB, item="clb")]
+
+
 # --- Alibaba Cloud ---------------------------------------------------------------------------
 
 
 def _ack_cluster(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
     spec = str(r.inputs.get("clusterSpec") or "ack.standard")
     if spec.startswith("ack.pro"):
-        return [_fixed(r, f"ACK Pro cluster management ({spec})", fees.ACK_PRO)]
+        return [_fixed(r, f"ACK Pro cluster management ({spec})", fees.ACK_PRO, item="fee")]
     basic = Fee(0.0, "cluster", "all", fees.ACK_PRO.source, fees.ACK_PRO.date, "Basic: no fee")
-    return [_fixed(r, f"ACK cluster management ({spec})", basic)]
+    return [_fixed(r, f"ACK cluster management ({spec})", basic, item="fee")]
 
 
 def _ack_pool(r: Resource, view: StackView) -> _Pool:
@@ -331,11 +579,28 @@ def _tke_pool(r: Resource, view: StackView) -> _Pool:
     )
 
 
+# --- Volcano Engine (issue 27) ---------------------------------------------------------------
+
+
+def _vke_pool(r: Resource, view: StackView) -> _Pool:
+    scaling = r.inputs.get("autoScaling") or {}
+    node = r.inputs.get("nodeConfig") or {}
+    types = node.get("instanceTypeIds") or ["unknown"]
+    return _Pool(
+        instance_type=str(types[0]),
+        spot=node.get("spotStrategy") == "SpotAsPriceGo",
+        min_nodes=_int(scaling.get("minReplicas")),
+        desired_nodes=_int(scaling.get("desiredReplicas"), _int(scaling.get("minReplicas"))),
+        max_nodes=_int(scaling.get("maxReplicas")),
+    )
+
+
 PoolReader = Callable[[Resource, StackView], _Pool]
 POOLS: dict[str, PoolReader] = {
     "aws:eks/nodeGroup:NodeGroup": _aws_pool,
     "alicloud:cs/nodePool:NodePool": _ack_pool,
     "tencentcloud:Kubernetes/nodePool:NodePool": _tke_pool,
+    "volcenginecc:vke/nodePool:NodePool": _vke_pool,
 }
 """Node pool resource types, and how each cloud's reads as a `_Pool`."""
 
@@ -351,7 +616,9 @@ class GpuHourPrice:
     instance_type: str
     gpus_per_node: int
     usd: float | None
+    """The price per GPU-hour, in `currency` (the name predates currencies)."""
     note: str
+    currency: str = "USD"
 
 
 def gpu_hour_price(view: StackView, a: Assumptions) -> GpuHourPrice | None:
@@ -365,16 +632,62 @@ def gpu_hour_price(view: StackView, a: Assumptions) -> GpuHourPrice | None:
         if gpu is None:
             continue
         price = _node_price(view, a, pool)
-        usd = None if price.usd_per_hour is None else price.usd_per_hour / gpu.gpu_count
-        return GpuHourPrice(pool.instance_type, gpu.gpu_count, usd, "; ".join(price.notes))
+        per_gpu = None if price.per_hour is None else price.per_hour / gpu.gpu_count
+        return GpuHourPrice(
+            pool.instance_type,
+            gpu.gpu_count,
+            per_gpu,
+            "; ".join(n for n in price.notes if n),
+            price.currency,
+        )
     return None
 
 
 # --- GPU workstation (one VM, any cloud) -----------------------------------------------------
 
 
-def _workstation(type_key: str, spot: Callable[[Mapping[str, Any]], bool]) -> Extractor:
-    """One always-on GPU VM: a pool of exactly one node, priced from the catalog."""
+DiskReader = Callable[[Mapping[str, Any]], tuple[int | None, str]]
+"""A VM's inputs -> (root disk GB or None when not set, disk type)."""
+
+
+def _aws_root(i: Mapping[str, Any]) -> tuple[int | None, str]:
+    root = i.get("rootBlockDevice") or {}
+    return _int(root.get("volumeSize")) or None, str(root.get("volumeType") or "gp3")
+
+
+def _ali_root(i: Mapping[str, Any]) -> tuple[int | None, str]:
+    return _int(i.get("systemDiskSize")) or None, str(
+        i.get("systemDiskCategory") or "cloud_efficiency"
+    )
+
+
+def _tencent_root(i: Mapping[str, Any]) -> tuple[int | None, str]:
+    return _int(i.get("systemDiskSize")) or None, str(i.get("systemDiskType") or "CLOUD_PREMIUM")
+
+
+_ROOT_FEES: dict[str, Fee] = {
+    "gp3": fees.AWS_EBS_GP3,
+    "cloud_essd": fees.ALICLOUD_ESSD,
+    "CLOUD_PREMIUM": fees.TENCENT_CBS_PREMIUM,
+}
+
+
+def _root_volume(r: Resource, read: DiskReader, a: Assumptions) -> CostLine:
+    size, kind = read(r.inputs)
+    fee = _ROOT_FEES.get(kind)
+    if size is None:
+        return _unpriced(r, "root volume", "size not set: the image's default applies", a.today)
+    if fee is None:
+        return _unpriced(r, "root volume", f"{size} GB {kind}: no price for {kind}", a.today)
+    line = _fixed(r, f"root volume {size} GB {kind}", fee, count=size, item="root volume")
+    return line
+
+
+def _workstation(
+    type_key: str, spot: Callable[[Mapping[str, Any]], bool], root: DiskReader
+) -> Extractor:
+    """One always-on GPU VM: a pool of exactly one node, priced from the catalog, plus its
+    root volume (billed whether the VM runs or not)."""
 
     def extract(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
         pool = _Pool(
@@ -397,8 +710,10 @@ def _workstation(type_key: str, spot: Callable[[Mapping[str, Any]], bool]) -> Ex
                     "note": "; ".join(
                         n for n in line.note.split("; ") if not n.startswith("monthly =")
                     ),
+                    "item": "instance",
                 }
-            )
+            ),
+            _root_volume(r, root, a),
         ]
 
     return extract
@@ -406,31 +721,187 @@ def _workstation(type_key: str, spot: Callable[[Mapping[str, Any]], bool]) -> Ex
 
 EXTRACTORS: dict[str, Extractor] = {
     "aws:ec2/instance:Instance": _workstation(
-        "instanceType", lambda i: (i.get("instanceMarketOptions") or {}).get("marketType") == "spot"
+        "instanceType",
+        lambda i: (i.get("instanceMarketOptions") or {}).get("marketType") == "spot",
+        _aws_root,
     ),
     "alicloud:ecs/instance:Instance": _workstation(
-        "instanceType", lambda i: str(i.get("spotStrategy") or "NoSpot") != "NoSpot"
+        "instanceType", lambda i: str(i.get("spotStrategy") or "NoSpot") != "NoSpot", _ali_root
     ),
     "tencentcloud:Instance/instance:Instance": _workstation(
-        "instanceType", lambda i: i.get("instanceChargeType") == "SPOTPAID"
+        "instanceType", lambda i: i.get("instanceChargeType") == "SPOTPAID", _tencent_root
     ),
     "aws:eks/cluster:Cluster": _aws_cluster,
     "aws:eks/nodeGroup:NodeGroup": _pool(_aws_pool),
-    "aws:ec2/natGateway:NatGateway": _fee("NAT gateway", fees.AWS_NAT_GATEWAY),
+    "aws:ec2/natGateway:NatGateway": _aws_nat,
     "aws:ec2/eip:Eip": _fee("public IPv4 address", fees.AWS_PUBLIC_IPV4),
     "aws:kms/key:Key": _fee("KMS key", fees.AWS_KMS_KEY),
-    "aws:s3/bucket:Bucket": _storage(fees.AWS_S3_STANDARD),
+    "aws:s3/bucket:Bucket": _storage(fees.AWS_S3_STANDARD, fees.AWS_S3_REQUESTS),
+    "aws:cloudwatch/logGroup:LogGroup": _aws_log_group,
     "alicloud:cs/managedKubernetes:ManagedKubernetes": _ack_cluster,
     "alicloud:cs/nodePool:NodePool": _pool(_ack_pool),
     "alicloud:vpc/natGateway:NatGateway": _fee("NAT gateway", fees.ALICLOUD_NAT_GATEWAY),
     "alicloud:oss/bucket:Bucket": _storage(fees.ALICLOUD_OSS_STANDARD),
+    "alicloud:ecs/eipAddress:EipAddress": _fee("elastic IP address", fees.ALICLOUD_EIP),
+    "alicloud:kms/key:Key": _fee("KMS key", fees.ALICLOUD_KMS_KEY),
     "tencentcloud:Kubernetes/cluster:Cluster": _fee("TKE cluster management", fees.TKE_MANAGEMENT),
     "tencentcloud:Kubernetes/nodePool:NodePool": _pool(_tke_pool),
+    "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint": _tke_endpoint,
     "tencentcloud:Nat/gateway:Gateway": _fee("NAT gateway", fees.TENCENT_NAT_GATEWAY),
     "tencentcloud:Cos/bucket:Bucket": _storage(fees.TENCENT_COS_STANDARD),
+    "tencentcloud:Eip/instance:Instance": _fee("elastic IP address", fees.TENCENT_EIP),
+    "tencentcloud:Kms/key:Key": _fee("KMS key", fees.TENCENT_KMS_KEY),
+    # Volcano Engine (issue 27)
+    "volcenginecc:vke/cluster:Cluster": _fee("VKE cluster management", fees.VKE_MANAGEMENT),
+    "volcenginecc:vke/nodePool:NodePool": _pool(_vke_pool),
+    "volcenginecc:natgateway/ngw:Ngw": _fee("NAT gateway", fees.VOLCENGINE_NAT_GATEWAY),
+    "volcenginecc:vpc/eip:Eip": _fee("elastic IP address", fees.VOLCENGINE_EIP),
+    "volcenginecc:tos/bucket:Bucket": _storage(fees.VOLCENGINE_TOS_STANDARD),
 }
 
+_FREE_AWS = (
+    "no charge for the resource itself (https://aws.amazon.com/vpc/pricing/, "
+    "https://aws.amazon.com/iam/, https://aws.amazon.com/s3/pricing/, "
+    "https://aws.amazon.com/eks/pricing/ (cluster access entries); 2026-11-30)"
+)
+_FREE_ALI = "no charge for the resource itself (Alibaba Cloud VPC, RAM, OSS configuration)"
+_FREE_TENCENT = "no charge for the resource itself (Tencent Cloud VPC, CAM, security groups)"
+_FREE_VOLC = (
+    "no charge for the resource itself (Volcano Engine VPC, IAM, TOS configuration; "
+    "VKE add-ons run on the nodes priced above)"
+)
+NOT_BILLED: dict[str, str] = {
+    **{
+        t: _FREE_AWS
+        for t in (
+            "aws:autoscaling/tag:Tag",
+            "aws:eks/accessEntry:AccessEntry",
+            "aws:eks/accessPolicyAssociation:AccessPolicyAssociation",
+            "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup",
+            "aws:ec2/internetGateway:InternetGateway",
+            "aws:ec2/keyPair:KeyPair",
+            "aws:ec2/launchTemplate:LaunchTemplate",
+            "aws:ec2/routeTable:RouteTable",
+            "aws:ec2/routeTableAssociation:RouteTableAssociation",
+            "aws:ec2/securityGroup:SecurityGroup",
+            "aws:ec2/subnet:Subnet",
+            "aws:ec2/vpc:Vpc",
+            "aws:iam/instanceProfile:InstanceProfile",
+            "aws:iam/openIdConnectProvider:OpenIdConnectProvider",
+            "aws:iam/role:Role",
+            "aws:iam/rolePolicy:RolePolicy",
+            "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+            "aws:kms/alias:Alias",
+            "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+            "aws:s3/bucketOwnershipControls:BucketOwnershipControls",
+            "aws:s3/bucketPolicy:BucketPolicy",
+            "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock",
+            "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+            "aws:s3/bucketVersioning:BucketVersioning",
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+        )
+    },
+    **{
+        t: _FREE_ALI
+        for t in (
+            "alicloud:cs/autoscalingConfig:AutoscalingConfig",
+            "alicloud:ecs/ecsKeyPair:EcsKeyPair",
+            "alicloud:ecs/eipAssociation:EipAssociation",
+            "alicloud:ecs/ramRoleAttachment:RamRoleAttachment",
+            "alicloud:ecs/securityGroup:SecurityGroup",
+            "alicloud:ecs/securityGroupRule:SecurityGroupRule",
+            "alicloud:kms/alias:Alias",
+            "alicloud:oss/bucketAcl:BucketAcl",
+            "alicloud:oss/bucketPublicAccessBlock:BucketPublicAccessBlock",
+            "alicloud:ram/policy:Policy",
+            "alicloud:ram/role:Role",
+            "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
+            "alicloud:vpc/network:Network",
+            "alicloud:vpc/snatEntry:SnatEntry",
+            "alicloud:vpc/switch:Switch",
+        )
+    },
+    **{
+        t: _FREE_TENCENT
+        for t in (
+            "tencentcloud:Cam/policy:Policy",
+            "tencentcloud:Cam/role:Role",
+            "tencentcloud:Cam/rolePolicyAttachment:RolePolicyAttachment",
+            "tencentcloud:Key/pair:Pair",
+            "tencentcloud:Kubernetes/authAttachment:AuthAttachment",
+            "tencentcloud:Kubernetes/encryptionProtection:EncryptionProtection",
+            "tencentcloud:Route/table:Table",
+            "tencentcloud:Route/tableEntry:TableEntry",
+            "tencentcloud:Security/group:Group",
+            "tencentcloud:Security/groupRuleSet:GroupRuleSet",
+            "tencentcloud:Subnet/instance:Instance",
+            "tencentcloud:Vpc/instance:Instance",
+        )
+    },
+    **{
+        t: _FREE_VOLC
+        for t in (
+            "volcenginecc:iam/policy:Policy",
+            "volcenginecc:iam/role:Role",
+            "volcenginecc:natgateway/snatentry:Snatentry",
+            "volcenginecc:tos/bucketEncryption:BucketEncryption",
+            "volcenginecc:vke/addon:Addon",
+            "volcenginecc:vke/kubeconfig:Kubeconfig",
+            "volcenginecc:vpc/routeTable:RouteTable",
+            "volcenginecc:vpc/securityGroup:SecurityGroup",
+            "volcenginecc:vpc/subnet:Subnet",
+            "volcenginecc:vpc/vpc:Vpc",
+        )
+    },
+}
+"""Resource types that cost nothing by themselves, with why."""
+
+_LOAD_BALANCER = "a cloud load balancer the cluster creates for it: not priced here"
+
+
+def not_billed(resource: Resource) -> str | None:
+    """Why `resource` adds no cost, or None when it may cost something."""
+    t = resource.type
+    if t in NOT_BILLED:
+        return NOT_BILLED[t]
+    if t.startswith(("gpuinfra:", "pulumi:providers:", "random:")):
+        return "a component, provider or generated value: no cloud resource of its own"
+    if t == "aws:ec2/vpcEndpoint:VpcEndpoint":
+        gateway = resource.inputs.get("vpcEndpointType") == "Gateway"
+        return (
+            "gateway endpoint: no charge (https://aws.amazon.com/vpc/pricing/)" if gateway else None
+        )
+    if t == "kubernetes:core/v1:Service":
+        kind = (resource.inputs.get("spec") or {}).get("type")
+        return None if kind == "LoadBalancer" else "runs on the nodes priced above"
+    if t.startswith("kubernetes:") and t != "kubernetes:core/v1:PersistentVolumeClaim":
+        return "runs on the nodes priced above"
+    return None
+
+
+def _unlisted(r: Resource, a: Assumptions) -> CostLine:
+    why = (
+        _LOAD_BALANCER
+        if r.type == "kubernetes:core/v1:Service"
+        else f"{r.type} is not in the cost model: it may be billed"
+    )
+    return _unpriced(r, "not priced", why, a.today)
+
+
 _TOTALS = ("hourly_desired", "hourly_max", "hourly_idle", "monthly")
+
+
+def _say_foreign_currency(line: CostLine, a: Assumptions) -> CostLine:
+    """A priced line quoted in another currency than the stack is billed in (the USD ACK fee
+    on a mainland-China stack) says so: it is not converted, and what the account pays in its
+    own currency for it is not confirmed."""
+    if line.currency == a.currency or all(getattr(line, k) is None for k in _TOTALS):
+        return line
+    said = (
+        f"quoted in {line.currency}, not converted: the stack's billing currency is taken to be "
+        f"{a.currency}, and the {a.currency} price of this is not confirmed"
+    )
+    return replace(line, note="; ".join(n for n in (line.note, said) if n))
 
 
 def estimate(view: StackView, today: dt.date | None = None) -> CostReport:
@@ -440,13 +911,108 @@ def estimate(view: StackView, today: dt.date | None = None) -> CostReport:
         extractor = EXTRACTORS.get(resource.type)
         if extractor is not None:
             lines.extend(extractor(resource, view, a))
-    totals: dict[str, float | None] = {}
+        elif not_billed(resource) is None:
+            lines.append(_unlisted(resource, a))
+    lines = [_say_foreign_currency(line, a) for line in lines]
+    by_currency: dict[str, dict[str, float]] = {}
+    unpriced: dict[str, int] = {}
     for key in _TOTALS:
-        totals[key] = round(sum(getattr(line, key) or 0.0 for line in lines), 4)
+        unpriced[key] = sum(1 for line in lines if getattr(line, key) is None)
+        for line in lines:
+            value = getattr(line, key)
+            if value is not None:
+                sums = by_currency.setdefault(line.currency, dict.fromkeys(_TOTALS, 0.0))
+                sums[key] += value
+    by_currency = {c: {k: round(v, 4) for k, v in t.items()} for c, t in by_currency.items()}
+    totals: dict[str, float | None] = dict(
+        by_currency.get(a.currency) or dict.fromkeys(_TOTALS, 0.0)
+    )
     unknown = sum(1 for line in lines if line.monthly is None)
-    return CostReport(cloud=view.cloud, lines=lines, assumptions=a, totals=totals, unknown=unknown)
+    return CostReport(
+        cloud=view.cloud,
+        lines=lines,
+        assumptions=a,
+        totals=totals,
+        unknown=unknown,
+        unpriced=unpriced,
+        currency=a.currency,
+        totals_by_currency=by_currency,
+    )
 
 
-def delta(base: Mapping[str, Any], head: Mapping[str, Any]) -> dict[str, float]:
-    """Head minus base, per total (both `CostReport.to_json()["totals"]`)."""
-    return {key: round((head.get(key) or 0.0) - (base.get(key) or 0.0), 4) for key in _TOTALS}
+@dataclass(frozen=True)
+class Delta:
+    """Head minus base for one figure. `usd` covers the lines priced on both sides (or on the
+    only side they exist); `unknown` lists the lines whose change cannot be priced (added,
+    removed or changed with no price on a side). Unpriced lines identical on both sides
+    cancel out and are only counted (`unchanged_unpriced`)."""
+
+    usd: float
+    unknown: tuple[str, ...]
+    unchanged_unpriced: int
+
+    @property
+    def exact(self) -> float | None:
+        return None if self.unknown else self.usd
+
+
+def _line_dicts(plan_cost: Mapping[str, Any]) -> dict[tuple[str, str, str], Mapping[str, Any]]:
+    found: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+    for line in plan_cost.get("lines") or []:
+        key = (
+            str(line.get("resource")),
+            str(line.get("type")),
+            str(line.get("item") or line.get("what")),
+        )
+        found[key] = line
+    return found
+
+
+def _label(line: Mapping[str, Any]) -> str:
+    return f"{line.get('resource')}: {line.get('what')}"
+
+
+def delta(base: Mapping[str, Any], head: Mapping[str, Any]) -> dict[str, Delta]:
+    """Per figure, head minus base, pairing lines by resource and item (both are
+    `CostReport.to_json()` documents). A pair with an unpriced side is unknown: a price on
+    one side and none on the other is not a saving of the whole price. `usd` is in the head's
+    currency (`currency`, USD for documents from before currencies); a changed line priced in
+    another currency, or in a different one on each side, is unknown too: amounts in two
+    currencies are never subtracted or added."""
+    old, new = _line_dicts(base), _line_dicts(head)
+    currency = str(head.get("currency") or "USD")
+    result: dict[str, Delta] = {}
+    for figure in _TOTALS:
+        usd, unknown, unchanged = 0.0, [], 0
+        for key in sorted(set(old) | set(new)):
+            before, after = old.get(key), new.get(key)
+            b = None if before is None else before.get(figure)
+            h = None if after is None else after.get(figure)
+            sides = [
+                str(line.get("currency") or "USD")
+                for line, value in ((before, b), (after, h))
+                if line is not None and value is not None
+            ]
+            if (b != h or len(set(sides)) > 1) and any(c != currency for c in sides):
+                line = after if after is not None else before
+                assert line is not None
+                unknown.append(
+                    f"{_label(line)} (changed, priced in {' and '.join(sorted(set(sides)))}): "
+                    f"not added to a {currency} delta"
+                )
+                continue
+            if before is not None and after is not None and b is None and h is None:
+                if before.get("what") == after.get("what"):
+                    unchanged += 1
+                else:
+                    unknown.append(f"{_label(after)} (was {before.get('what')}): no price")
+                continue
+            if (before is not None and b is None) or (after is not None and h is None):
+                line = after if after is not None and h is None else before
+                assert line is not None
+                change = "added" if before is None else "removed" if after is None else "changed"
+                unknown.append(f"{_label(line)} ({change}): no price")
+                continue
+            usd += (h or 0.0) - (b or 0.0)
+        result[figure] = Delta(round(usd, 4), tuple(unknown), unchanged)
+    return result

@@ -21,6 +21,12 @@ from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
 from . import mocks as mock_outputs
+from .mocks.stack_reference import (
+    STACK_REFERENCE,
+    StackOutputs,
+    UnresolvedStackReferenceError,
+    stack_reference_outputs,
+)
 from .provider_rules import ProviderRulesError, check_resources
 
 
@@ -43,6 +49,8 @@ class RecordedResource:
     id: str | None
     dependencies: list[str] = field(default_factory=list)
     ignore_changes: list[str] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
+    """Input paths whose change makes Pulumi replace the resource (`*`: any)."""
     secret_inputs: list[str] = field(default_factory=list)
     """Top-level inputs that are (or hold) a secret: `inputs` has them in plain text for the
     tests; the JSON plan prints them as `[secret]`."""
@@ -71,8 +79,11 @@ class Plan:
 
 
 class _CloudMocks(pulumi.runtime.Mocks):
-    def __init__(self, config: Mapping[str, str]) -> None:
+    def __init__(
+        self, config: Mapping[str, str], stack_references: Mapping[str, StackOutputs]
+    ) -> None:
         self.config = config
+        self.stack_references = stack_references
 
     def region(self, token: str) -> str:
         """The region the token's provider runs in: its own `<package>:region` config key."""
@@ -82,6 +93,9 @@ class _CloudMocks(pulumi.runtime.Mocks):
         )
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str | None, dict]:
+        if args.typ == STACK_REFERENCE:
+            state = stack_reference_outputs(args.inputs, self.stack_references)
+            return state["name"], state
         resource_id, state = mock_outputs.resource_outputs(
             args.typ, args.name, args.inputs, custom=bool(args.custom), region=self.region(args.typ)
         )
@@ -123,6 +137,10 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
     def ReadResource(self, request: Any) -> Any:  # noqa: N802 (gRPC method name)
         try:
             return super().ReadResource(request)
+        except UnresolvedStackReferenceError as error:
+            # The SDK's RPC plumbing would swallow it: `run_program` raises it afterwards.
+            self.errors.append(error)
+            raise
         finally:
             self._track_thread_loop()
 
@@ -156,6 +174,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 id=registration.id or None,
                 dependencies=list(request.dependencies),
                 ignore_changes=list(request.ignoreChanges),
+                replace_on_changes=list(request.replaceOnChanges),
                 secret_inputs=sorted(k for k, v in inputs.items() if _holds_secret(v)),
             )
         )
@@ -193,15 +212,19 @@ def run_program(
     config: Mapping[str, str],
     secret_keys: Sequence[str] = (),
     provider_rules: bool = True,
+    stack_references: Mapping[str, StackOutputs] | None = None,
 ) -> Plan:
     """Run `program` as `pulumi up` would (preview=False: every apply runs) and record it.
+
+    `stack_references`: what each `pulumi.StackReference` the program makes answers, by the
+    referenced stack's fully qualified name (`gpuinfra.preview` previews those stacks first).
 
     Exceptions from the program (e.g. `SettingsError`) propagate unchanged. Then every
     resource meets its provider's rules (`gpuinfra.provider_rules`): `ProviderRulesError`
     lists what a real `pulumi up` would refuse. `provider_rules=False` is for tests that
     check a rule on a plan they build on purpose.
     """
-    mocks = _CloudMocks(config)
+    mocks = _CloudMocks(config, stack_references or {})
     monitor = _RecordingMonitor(mocks)
     # A fresh event loop per run: a program that failed half-way must not leave
     # registrations behind that would surface in the next run (tests run many).
@@ -268,5 +291,6 @@ __all__ = [
     "Plan",
     "ProviderRulesError",
     "RecordedResource",
+    "StackOutputs",
     "run_program",
 ]

@@ -15,6 +15,41 @@ if TYPE_CHECKING:  # the policy pack imports this module without the mock engine
     from .engine import Plan
 
 
+class _Unknown:
+    """A value not known yet (a real preview's ids, ARNs, outputs of resources to create).
+    Equal to nothing but itself and false, so a rule never mistakes it for a match."""
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNKNOWN: Any = _Unknown()
+"""Where the policy pack's stack view puts an unknown value (resource checks never see it:
+they read pulumi-policy's proxies, which raise on an unknown value instead)."""
+
+try:  # what pulumi-policy's proxies raise on reading an unknown value (the pack has it)
+    from pulumi_policy.proxy import UnknownValueError as _UnknownReadError
+except ImportError:  # the offline preview runs without pulumi-policy: nothing raises it
+
+    class _UnknownReadError(Exception):  # type: ignore[no-redef]
+        pass
+
+
+def known(container: Any, key: Any, default: Any = None) -> Any:
+    """`container[key]` (a mapping's key or a list's index), `default` when absent, or
+    `UNKNOWN` where the value is not known yet: for a rule that can decide without this value
+    (a value it only walks past)."""
+    try:
+        return container[key]
+    except (KeyError, IndexError):
+        return default
+    except _UnknownReadError:
+        return UNKNOWN
+
+
 @dataclass(frozen=True)
 class Resource:
     urn: str
@@ -24,6 +59,9 @@ class Resource:
     protect: bool = False
     id: str | None = None
     parent: str | None = None
+    links: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Input name -> URNs of the resources its value comes from (the engine's property
+    dependencies; the policy pack's stack view has them, recorded plans need not)."""
 
 
 @dataclass(frozen=True)

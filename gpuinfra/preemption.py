@@ -44,6 +44,8 @@ class JobExposure:
     usd_per_gpu_hour: float | None
     lost_usd_worst: float | None
     note: str
+    currency: str = "USD"
+    """Of `usd_per_gpu_hour` and `lost_usd_worst` (the GPU pool's price's currency)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -112,6 +114,7 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
                 usd_per_gpu_hour=usd,
                 lost_usd_worst=None if worst is None or usd is None else worst * usd,
                 note="; ".join(n for n in notes if n),
+                currency=price.currency if price is not None else "USD",
             )
         )
     return found

@@ -56,6 +56,8 @@ def _short(value: Any) -> str:
 
 
 def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
+    from .secret_digest import digest
+
     return {
         "project": plan.project,
         "stack": plan.stack,
@@ -69,10 +71,17 @@ def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
                 "id": r.id,
                 "parent": r.parent,
                 "protect": r.protect,
+                **({"replaceOnChanges": r.replace_on_changes} if r.replace_on_changes else {}),
                 "inputs": {
                     key: "[secret]" if key in r.secret_inputs else value
                     for key, value in r.inputs.items()
                 },
+                # Keyed digests, so the diff sees a changed secret (gpuinfra.secret_digest).
+                **(
+                    {"secretDigests": {k: digest(r.inputs.get(k)) for k in r.secret_inputs}}
+                    if r.secret_inputs
+                    else {}
+                ),
             }
             for r in sorted(plan.resources, key=lambda r: r.urn)
         ],
@@ -80,4 +89,5 @@ def plan_json(plan: Plan, cloud: str) -> dict[str, Any]:
             key: "[secret]" if key in plan.secret_outputs else value
             for key, value in sorted(plan.outputs.items())
         },
+        "deployFrom": plan.outputs.get("deployFrom"),
     }

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
-from components.cluster_handle import ClusterHandle
+import pulumi
+
+from components.cluster_handle import ClusterHandle, handle_document
+from components.deploy_from import api_access, deploy_from
 from components.settings import Settings
 
 
@@ -26,6 +30,12 @@ def _tencentcloud(settings: Settings) -> ClusterHandle:
     return tencentcloud.build(settings)
 
 
+def _volcengine(settings: Settings) -> ClusterHandle:
+    from stacks import volcengine
+
+    return volcengine.build(settings)
+
+
 def _existing_cluster(settings: Settings) -> ClusterHandle:
     from stacks import kubernetes
 
@@ -36,14 +46,42 @@ BUILDERS: dict[str, Callable[[Settings], ClusterHandle]] = {
     "aws": _aws,
     "alicloud": _alicloud,
     "tencentcloud": _tencentcloud,
+    "volcengine": _volcengine,
     "kubernetes": _existing_cluster,
 }
 
 
-def build_stack(settings: Settings) -> ClusterHandle:
-    """The provider's resources, then the GPU layer on the cluster they end in."""
+def deploy_gpu_layer(settings: Settings, handle: ClusterHandle) -> None:
+    """The GPU layer (device plugin, DCGM exporter, training Jobs) on `handle`'s cluster."""
     from components.kubernetes.gpu_layer import GpuLayer, GpuLayerArgs
 
-    handle = BUILDERS[settings.cloud](settings)
     GpuLayer(settings.name_prefix, GpuLayerArgs(handle=handle, settings=settings.gpu_layer))
+
+
+def build_stack(settings: Settings) -> ClusterHandle | None:
+    """The provider's resources, then the GPU layer on the cluster they end in.
+
+    `gpuLayer: separate`: no Kubernetes object here; the handle is exported (secret, it holds
+    the kubeconfig) for the `cloud: kubernetes` stack that deploys the layer. That stack
+    (`clusterStack`) gets its handle from a StackReference, so it returns None: the layer is
+    built once the referenced outputs arrive.
+    """
+    existing = settings.existing_cluster
+    if existing is not None and existing.cluster_stack is not None:
+        from stacks import kubernetes
+
+        kubernetes.build_from_cluster_stack(settings, existing.cluster_stack, deploy_gpu_layer)
+        return None
+    handle = BUILDERS[settings.cloud](settings)
+    if existing is None:  # a cloud stack: from where its endpoint answers, its GPUs per node
+        handle = dataclasses.replace(
+            handle,
+            api_access=api_access(settings),
+            gpus_per_node=settings.require_gpu_pool().instance.gpu_count,
+        )
+    pulumi.export("deployFrom", deploy_from(settings).sentence)
+    if settings.gpu_layer.mode == "separate":
+        pulumi.export("clusterHandle", pulumi.Output.secret(handle_document(handle)))
+    else:
+        deploy_gpu_layer(settings, handle)
     return handle

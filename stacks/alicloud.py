@@ -80,7 +80,7 @@ def build(settings: Settings) -> ClusterHandle:
     node_security_groups = [cluster.security_group_id]
 
     system_pool = settings.system_pool
-    AckNodePool(
+    system = AckNodePool(
         f"{prefix}-system",
         AckNodePoolArgs(
             cluster_id=cluster.cluster_id,
@@ -179,6 +179,7 @@ def build(settings: Settings) -> ClusterHandle:
         training_namespace_labels={"pod-identity.alibabacloud.com/injection": "on"},
         # ACK does not drain a spot node before ECS reclaims it: the GPU layer's agent does.
         spot_reclaim_notice=SPOT_RECLAIM_NOTICE if gpu.capacity_type == "spot" else None,
+        nodes=(system,),  # awaited workloads of the GPU layer need a node to run on
     )
 
     pulumi.export("cloud", "alicloud")
@@ -218,7 +219,5 @@ def build(settings: Settings) -> ClusterHandle:
                 tags=tags("workstation"),
             ),
         )
-        pulumi.export("workstationAddress", workstation.address)
-        pulumi.export("workstationSshCommand", workstation.ssh_command)
-        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
+        workstation.export_outputs()
     return handle

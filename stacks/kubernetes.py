@@ -1,15 +1,29 @@
-"""Bring-your-own-cluster stack: no cloud resources, only a ClusterHandle from config.
+"""`cloud: kubernetes`: the GPU layer on a cluster this stack does not create.
 
-The GPU layer (device plugin, DCGM exporter, training Jobs) is added by `build_stack`, as
-for every other stack.
+Either an existing cluster described by the `existing*` keys and a kubeconfig (`build`), or a
+gpuinfra cluster stack deployed with `gpuLayer: separate`, named by `clusterStack` and read
+through a `pulumi.StackReference` (`build_from_cluster_stack`). The GPU layer itself is added
+by `stacks.build_stack`, as for every other stack.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, cast
+
 import pulumi
 
-from components.cluster_handle import GPU_TAINT, BucketRef, ClusterHandle
-from components.settings import Settings
+from components.cluster_handle import (
+    GPU_TAINT,
+    BucketRef,
+    ClusterHandle,
+    HandleDocumentError,
+    handle_from_document,
+)
+from components.deploy_from import deploy_from
+from components.settings import Problem, Settings, SettingsError
+
+CLUSTER_HANDLE_OUTPUT = "clusterHandle"
 
 
 def build(settings: Settings) -> ClusterHandle:
@@ -20,9 +34,9 @@ def build(settings: Settings) -> ClusterHandle:
     scheme, _, rest = bucket_uri.partition("://")
     bucket = BucketRef(
         name=pulumi.Output.from_input(rest.rstrip("/")),
-        region="",
+        region=existing.bucket_region,
         endpoint=existing.bucket_endpoint,
-        scheme=scheme,  # type: ignore[arg-type]  # checked against BUCKET_SCHEMES in settings
+        scheme=cast(Literal["s3", "oss", "cosn"], scheme),  # checked in settings
     )
     handle = ClusterHandle(
         cloud="kubernetes",
@@ -40,6 +54,7 @@ def build(settings: Settings) -> ClusterHandle:
             key: pulumi.Output.from_input(value)
             for key, value in existing.service_account_annotations.items()
         },
+        gpus_per_node=existing.gpus_per_node,
     )
     pulumi.export("cloud", "kubernetes")
     pulumi.export("clusterName", existing.cluster_name)
@@ -47,3 +62,87 @@ def build(settings: Settings) -> ClusterHandle:
     # Scaling GPU nodes is the cluster owner's business here: nothing to autoscale.
     pulumi.export("gpuNodeScaling", "managed by the cluster's owner")
     return handle
+
+
+def _jobs_fit(settings: Settings, handle: ClusterHandle) -> None:
+    """Jobs were checked against 1-16 GPUs per node; the cluster stack knows its pool's."""
+    have = handle.gpus_per_node
+    if have is None:
+        return
+    problems = [
+        Problem(
+            f"gpuinfra:trainingJobs[{i}].gpusPerNode",
+            job.gpus_per_node,
+            f"must be between 1 and {have} (a node of the cluster stack's GPU pool has "
+            f"{have} GPU{'s' * (have != 1)})",
+        )
+        for i, job in enumerate(settings.gpu_layer.training_jobs)
+        if job.gpus_per_node > have
+    ]
+    if problems:
+        raise SettingsError(settings.stack, problems)
+
+
+def handle_of(
+    settings: Settings, cluster_stack: str, doc: Mapping[str, Any] | None
+) -> ClusterHandle:
+    """The cluster stack's handle, or an error that says what to do."""
+    if doc is None:
+        raise SettingsError(
+            settings.stack,
+            [
+                Problem(
+                    "gpuinfra:clusterStack",
+                    cluster_stack,
+                    f"that stack has no {CLUSTER_HANDLE_OUTPUT} output: set "
+                    "gpuinfra:gpuLayer to separate on it and run its `pulumi up` first",
+                )
+            ],
+        )
+    try:
+        handle = handle_from_document(doc)
+    except (HandleDocumentError, KeyError, TypeError) as error:
+        raise SettingsError(
+            settings.stack,
+            [Problem("gpuinfra:clusterStack", cluster_stack, f"unreadable clusterHandle: {error}")],
+        ) from error
+    _jobs_fit(settings, handle)
+    return handle
+
+
+def build_from_cluster_stack(
+    settings: Settings,
+    cluster_stack: str,
+    deploy: Callable[[Settings, ClusterHandle], None],
+) -> None:
+    """Deploy the GPU layer onto `cluster_stack`'s cluster, from its `clusterHandle` output.
+
+    The GPU layer's shape (which DaemonSets, their selectors, the Jobs' env) follows the
+    handle, so it is built once the referenced output is known: in an `apply`, which Pulumi
+    runs at preview too, because a StackReference's outputs are those of the referenced
+    stack's last update.
+    """
+    reference = pulumi.StackReference(f"{settings.name_prefix}-cluster", stack_name=cluster_stack)
+    document = reference.get_output(CLUSTER_HANDLE_OUTPUT)
+
+    def build_layer(doc: Mapping[str, Any] | None) -> str:
+        handle = handle_of(settings, cluster_stack, doc)
+        deploy(settings, handle)
+        return deploy_from(settings, handle.api_access).sentence
+
+    deploy_from_sentence = document.apply(build_layer)
+    pulumi.export("cloud", "kubernetes")
+    pulumi.export("clusterStack", cluster_stack)
+    pulumi.export("deployFrom", pulumi.Output.unsecret(deploy_from_sentence))
+    pulumi.export(
+        "clusterName",
+        pulumi.Output.unsecret(document.apply(lambda d: (d or {}).get("clusterName"))),
+    )
+    pulumi.export(
+        "bucketUri",
+        pulumi.Output.unsecret(
+            document.apply(
+                lambda d: f"{d['bucket']['scheme']}://{d['bucket']['name']}" if d else None
+            )
+        ),
+    )

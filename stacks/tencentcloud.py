@@ -234,6 +234,7 @@ def build(settings: Settings) -> ClusterHandle:
         service_account_annotations={POD_IDENTITY_ANNOTATION: training_role.role_arn},
         # TKE does not drain a spot node before CVM reclaims it: the GPU layer's agent does.
         spot_reclaim_notice=SPOT_RECLAIM_NOTICE if gpu.capacity_type == "spot" else None,
+        nodes=(system,),  # awaited workloads of the GPU layer need a node to run on
     )
 
     pulumi.export("cloud", "tencentcloud")
@@ -267,7 +268,5 @@ def build(settings: Settings) -> ClusterHandle:
                 tags=tags("workstation"),
             ),
         )
-        pulumi.export("workstationAddress", workstation.address)
-        pulumi.export("workstationSshCommand", workstation.ssh_command)
-        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
+        workstation.export_outputs()
     return handle

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from components.settings import load_settings
-from gpuinfra.engine import Plan, run_program
+from gpuinfra.engine import Plan, StackOutputs, run_program
+from gpuinfra.preview import referenced_stacks
 from gpuinfra.project import engine_text, load_project, load_stack_config
 from stacks import build_stack
 
@@ -32,11 +33,44 @@ def stack_config(stack: str, overrides: Mapping[str, object] | None = None) -> d
 
 
 def build(stack: str = "dev", overrides: Mapping[str, object] | None = None) -> Plan:
+    """The stack's plan; a `clusterStack` it names is previewed first (shipped config)."""
+    config = stack_config(stack, overrides)
     return run_program(
         lambda: build_stack(load_settings()),
         project="gpuinfra",
         stack=stack,
-        config=stack_config(stack, overrides),
+        config=config,
+        stack_references=referenced_stacks(ROOT, config),
+    )
+
+
+def gpu_layer_plan(
+    stack: str,
+    overrides: Mapping[str, object] | None = None,
+    layer: Mapping[str, object] | None = None,
+) -> Plan:
+    """The plan that holds `stack`'s GPU layer: the stack's own, or, where it sets
+    `gpuLayer: separate`, that of a `cloud: kubernetes` stack naming it in `clusterStack`
+    (with `layer` config: trainingJobs, devicePlugin, ...)."""
+    config = stack_config(stack, overrides)
+    if config.get("gpuinfra:gpuLayer") != "separate":
+        return build(stack, {**(overrides or {}), **(layer or {})})
+    cluster = run_program(
+        lambda: build_stack(load_settings()), project="gpuinfra", stack=stack, config=config
+    )
+    name = f"organization/gpuinfra/{stack}"
+    layer_config = {
+        "gpuinfra:cloud": "kubernetes",
+        "gpuinfra:kubernetesVersion": config.get("gpuinfra:kubernetesVersion", "1.35"),
+        "gpuinfra:clusterStack": name,
+        **{f"gpuinfra:{k}": engine_text(v) for k, v in (layer or {}).items()},
+    }
+    return run_program(
+        lambda: build_stack(load_settings()),
+        project="gpuinfra",
+        stack=f"{stack}-gpu",
+        config=layer_config,
+        stack_references={name: StackOutputs(cluster.outputs, frozenset(cluster.secret_outputs))},
     )
 
 
@@ -53,3 +87,15 @@ def prod_plan() -> Plan:
 @pytest.fixture
 def build_stack_plan() -> BuildStack:
     return build
+
+
+@pytest.fixture(autouse=True)
+def _no_refreshed_prices(tmp_path_factory: pytest.TempPathFactory):
+    """Estimates and sizing read refreshed price files (`gpuinfra prices`) from the project's
+    `prices/`; tests read none unless they write their own (`gpuinfra.prices.file.set_folder`),
+    so a developer's refresh never changes a test's figures."""
+    from gpuinfra.prices import file as price_file
+
+    price_file.set_folder(tmp_path_factory.mktemp("no-prices"))
+    yield
+    price_file.set_folder(None)

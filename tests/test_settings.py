@@ -7,7 +7,8 @@ import pytest
 from components.settings import SettingsError, parse_settings
 
 REGION = {"aws:region": "us-east-1"}
-GOOD = {"gpuPoolInstanceType": "g5.xlarge"}
+GOOD = {"gpuPoolInstanceType": "g5.xlarge", "gpuLayer": "separate"}
+"""A valid AWS config: a private endpoint (the default), so the GPU layer is separate."""
 
 
 def problems(raw: dict[str, str], provider: dict[str, str] | None = None) -> list[str]:
@@ -55,7 +56,7 @@ def test_gpu_type_of_another_cloud_says_which() -> None:
 
 
 def test_gpu_model_and_count_pick_the_instance_type() -> None:
-    raw = {"gpuPoolGpuModel": "A100-80GB", "gpuPoolGpuCount": "8"}
+    raw = {"gpuPoolGpuModel": "A100-80GB", "gpuPoolGpuCount": "8", "gpuLayer": "separate"}
     settings = parse_settings(raw, stack="dev", provider_config=REGION)
     assert settings.gpu_pool.instance.instance_type == "p4de.24xlarge"
 

@@ -6,7 +6,7 @@ validation, GPU-pool sizing and the cost estimate all read it.
 
 from __future__ import annotations
 
-from . import alicloud, aws, tencentcloud
+from . import alicloud, aws, tencentcloud, volcengine
 from .model import Cloud, GpuInstanceType, Price
 
 __all__ = [
@@ -21,12 +21,13 @@ __all__ = [
     "pick",
 ]
 
-CLOUDS: tuple[Cloud, ...] = ("aws", "alicloud", "tencentcloud")
+CLOUDS: tuple[Cloud, ...] = ("aws", "alicloud", "tencentcloud", "volcengine")
 
 _BY_CLOUD: dict[str, tuple[GpuInstanceType, ...]] = {
     "aws": aws.INSTANCE_TYPES,
     "alicloud": alicloud.INSTANCE_TYPES,
     "tencentcloud": tencentcloud.INSTANCE_TYPES,
+    "volcengine": volcengine.INSTANCE_TYPES,
 }
 
 
@@ -72,7 +73,7 @@ def pick(cloud: str, gpu_model: str, gpu_count: int) -> GpuInstanceType | None:
         return None
 
     def order(e: GpuInstanceType) -> tuple[int, float, int, str]:
-        price = e.price.usd_per_hour
+        price = e.price.per_hour
         return (price is None, price or 0.0, e.vcpu, e.instance_type)
 
     return min(fits, key=order)

@@ -16,6 +16,7 @@ from .labels import (
     RESTRICTED_CONTAINER,
     app_labels,
     checkov_skips,
+    config_hash,
     gpu_node_daemonset_spec,
 )
 
@@ -54,10 +55,11 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpuinfra:kubernetes:NvidiaDevicePlugin", name, None, opts)
         labels = app_labels(NAME, "device-plugin")
+        config_text = plugin_config(args.time_slicing_replicas, args.mig_strategy)
         config = k8s.core.v1.ConfigMap(
             f"{name}-device-plugin-config",
             metadata={"name": f"{NAME}-config", "namespace": args.namespace, "labels": labels},
-            data={"config.yaml": plugin_config(args.time_slicing_replicas, args.mig_strategy)},
+            data={"config.yaml": config_text},
             opts=pulumi.ResourceOptions(parent=self),
         )
         root = "writes its socket into the kubelet's root-owned device-plugins directory"
@@ -122,8 +124,15 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                 "labels": labels,
                 "annotations": annotations,
             },
+            # The plugin reads its config once, at start: a changed config must roll the pods.
             spec=gpu_node_daemonset_spec(
-                NAME, labels, annotations, args.gpu_node_labels, args.gpu_taint, pod
+                NAME,
+                labels,
+                annotations,
+                args.gpu_node_labels,
+                args.gpu_taint,
+                pod,
+                template_annotations=config_hash(config_text),
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[config]),
         )

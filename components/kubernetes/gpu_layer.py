@@ -23,6 +23,7 @@ MONITORING_NAMESPACE = "monitoring"
 TRAINING_PRIORITY_CLASS = "gpuinfra-training"
 # kube-prometheus-stack 81.6.2 (prometheus-community/helm-charts, released by 2026-02-11).
 KUBE_PROMETHEUS_STACK_VERSION = "81.6.2"
+KUBE_PROMETHEUS_STACK_RELEASE = "kube-prometheus-stack"
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,13 @@ class GpuLayer(pulumi.ComponentResource):
         handle, settings = args.handle, args.settings
         # Every object goes through this provider, never the ambient kubeconfig, so a preview
         # or `pulumi up` cannot touch whatever cluster the user's shell points at.
+        # It waits for the node pools: pulumi-kubernetes awaits Deployments (and helm waits
+        # for a chart) until their pods are ready, which needs nodes to run on.
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=handle.kubeconfig,
             enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(handle.nodes)),
         )
         on_cluster = pulumi.ResourceOptions(parent=self, provider=self.provider)
 
@@ -126,6 +129,35 @@ class GpuLayer(pulumi.ComponentResource):
                 ),
                 opts=after_namespaces,
             )
+        crds: list[pulumi.Resource] = []
+        if settings.kube_prometheus_stack:
+            crds.append(
+                k8s.helm.v3.Release(
+                    f"{name}-kube-prometheus-stack",
+                    name=KUBE_PROMETHEUS_STACK_RELEASE,
+                    chart="kube-prometheus-stack",
+                    version=KUBE_PROMETHEUS_STACK_VERSION,
+                    repository_opts={"repo": "https://prometheus-community.github.io/helm-charts"},
+                    namespace=MONITORING_NAMESPACE,
+                    create_namespace=True,
+                    # Find ServiceMonitors, PrometheusRules (the GPU alerts) and dashboards from
+                    # every namespace, whatever their `release` label (the chart's rule selector
+                    # otherwise wants its own: templates/prometheus/prometheus.yaml:279-288 at
+                    # kube-prometheus-stack-81.6.2).
+                    values={
+                        "prometheus": {
+                            "prometheusSpec": {
+                                "serviceMonitorSelectorNilUsesHelmValues": False,
+                                "ruleSelectorNilUsesHelmValues": False,
+                            }
+                        },
+                        "grafana": {
+                            "sidecar": {"dashboards": {"enabled": True, "searchNamespace": "ALL"}}
+                        },
+                    },
+                    opts=on_cluster,
+                )
+            )
         DcgmExporter(
             name,
             DcgmExporterArgs(
@@ -134,29 +166,16 @@ class GpuLayer(pulumi.ComponentResource):
                 gpu_taint=handle.gpu_taint,
                 profiling_metrics=settings.dcgm_profiling_metrics,
                 service_monitor=settings.prometheus_operator,
+                service_monitor_labels=(
+                    {"release": settings.prometheus_release} if settings.prometheus_release else {}
+                ),
+                # The chart brings the ServiceMonitor CRD: the monitor must come after it.
+                crds_from=crds,
+                training_namespace=handle.training_namespace,
+                alerts=settings.alerts,
             ),
             opts=after_namespaces,
         )
-        if settings.kube_prometheus_stack:
-            k8s.helm.v3.Release(
-                f"{name}-kube-prometheus-stack",
-                name="kube-prometheus-stack",
-                chart="kube-prometheus-stack",
-                version=KUBE_PROMETHEUS_STACK_VERSION,
-                repository_opts={"repo": "https://prometheus-community.github.io/helm-charts"},
-                namespace=MONITORING_NAMESPACE,
-                create_namespace=True,
-                # Find ServiceMonitors and dashboards from every namespace, not only its own.
-                values={
-                    "prometheus": {
-                        "prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False}
-                    },
-                    "grafana": {
-                        "sidecar": {"dashboards": {"enabled": True, "searchNamespace": "ALL"}}
-                    },
-                },
-                opts=on_cluster,
-            )
 
         for job in settings.training_jobs:
             TrainingJob(
@@ -166,7 +185,7 @@ class GpuLayer(pulumi.ComponentResource):
                     namespace=handle.training_namespace,
                     service_account=handle.training_service_account,
                     priority_class=TRAINING_PRIORITY_CLASS,
-                    checkpoint_root=handle.bucket.uri,
+                    bucket=handle.bucket,
                     gpu_node_labels=handle.gpu_node_labels,
                     gpu_taint=handle.gpu_taint,
                 ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +38,21 @@ def checkov_skips(reasons: dict[str, str]) -> dict[str, str]:
     }
 
 
+CONFIG_HASH_ANNOTATION = "gpuinfra.io/config-sha256"
+
+
+def config_hash(*texts: str) -> dict[str, str]:
+    """A pod-template annotation that changes with the files a pod reads only at start.
+
+    A ConfigMap change reaches a running container's mounted file but not the program that
+    read it at start (the device plugin's config, the exporter's counters, the drain agent's
+    script). The hash in the pod template makes a changed file a new template, which the
+    DaemonSet rolls out node by node.
+    """
+    digest = hashlib.sha256("\0".join(texts).encode()).hexdigest()
+    return {CONFIG_HASH_ANNOTATION: digest}
+
+
 RESTRICTED_CONTAINER: dict[str, Any] = {
     "allowPrivilegeEscalation": False,
     "capabilities": {"drop": ["ALL"]},
@@ -60,15 +76,20 @@ def gpu_node_daemonset_spec(
     node_labels: Mapping[str, str],
     taint: Taint,
     pod: Mapping[str, Any],
+    template_annotations: Mapping[str, str] | None = None,
 ) -> Any:
     """A DaemonSet spec that runs `pod` on every GPU node and nowhere else: selected by the
-    GPU node labels, tolerating the GPU taint, critical to the node, rolled one at a time."""
+    GPU node labels, tolerating the GPU taint, critical to the node, rolled one at a time.
+    `template_annotations` go on the pods only (e.g. `config_hash`)."""
     return api_fields(
         {
             "selector": {"matchLabels": selector_labels(name)},
             "updateStrategy": {"type": "RollingUpdate"},
             "template": {
-                "metadata": {"labels": dict(labels), "annotations": dict(annotations)},
+                "metadata": {
+                    "labels": dict(labels),
+                    "annotations": {**annotations, **(template_annotations or {})},
+                },
                 "spec": {
                     "nodeSelector": dict(node_labels),
                     "tolerations": [toleration(taint)],

@@ -14,9 +14,9 @@ grace periods hold) every pod on it that is not a DaemonSet's or a static pod.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
-import re
 import ssl
 import sys
 import time
@@ -30,7 +30,28 @@ SERVICE_ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
 POLL_SECONDS = 5.0
 TIMEOUT_SECONDS = 5.0
 EVICTION_RETRY_SECONDS = 5.0
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+CHINA_STANDARD_TIME = dt.timezone(dt.timedelta(hours=8))
+RECLAIM_TIME_FORMATS: tuple[tuple[str, dt.timezone | None], ...] = (
+    # ECS (and EC2): ISO 8601 in UTC, e.g. 2015-01-05T18:02:00Z.
+    ("%Y-%m-%dT%H:%M:%SZ", dt.timezone.utc),
+    ("%Y-%m-%dT%H:%M:%S%z", None),
+    # CVM: "2018-08-18 12:05:33", the instance's OS time in UTC+8
+    # (https://intl.cloud.tencent.com/document/product/213/32487).
+    ("%Y-%m-%d %H:%M:%S", CHINA_STANDARD_TIME),
+)
+"""How each cloud's metadata service writes the reclaim time."""
+
+
+def parse_reclaim_time(body: str) -> dt.datetime | None:
+    """The reclaim time in `body`, in any cloud's documented format; None if it is none."""
+    text = body.strip()
+    for pattern, zone in RECLAIM_TIME_FORMATS:
+        try:
+            when = dt.datetime.strptime(text, pattern)
+        except ValueError:
+            continue
+        return when.replace(tzinfo=zone) if zone is not None else when
+    return None
 
 
 def log(message: str) -> None:
@@ -41,8 +62,9 @@ def reclaim_scheduled(env: Mapping[str, str]) -> str | None:
     """The reclaim time the metadata service announces, or None while there is none.
 
     Both clouds answer 404 (or an empty body) until a reclaim is scheduled, then a
-    timestamp. Where `TOKEN_URL` is set (Alibaba's hardened metadata mode), a session token
-    is fetched first; if that fails, the plain request is tried.
+    timestamp (`parse_reclaim_time` knows each cloud's format). Where `TOKEN_URL` is set
+    (Alibaba's hardened metadata mode), a session token is fetched first; if that fails,
+    the plain request is tried.
     """
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     headers: dict[str, str] = {}
@@ -66,7 +88,7 @@ def reclaim_scheduled(env: Mapping[str, str]) -> str | None:
     except (urllib.error.URLError, OSError) as error:
         log(f"metadata unreachable: {error}")
         return None
-    return body if _TIMESTAMP.search(body) else None
+    return body if parse_reclaim_time(body) is not None else None
 
 
 class KubernetesApi:

@@ -25,12 +25,14 @@ from .labels import (
     api_fields,
     app_labels,
     checkov_skips,
+    config_hash,
     gpu_node_daemonset_spec,
 )
 
 NAME = "spot-reclaim-drainer"
-AGENT_IMAGE = "docker.io/library/python:3.13.9-slim-bookworm"
-"""Python 3.13.9 on Debian 12 slim (Docker Official Images): the agent needs only the
+AGENT_IMAGE = "docker.io/library/python:3.13.14-slim-trixie"
+"""Python 3.13.14 on Debian 13 slim (Docker Official Images; the 3.13 line's newest in
+docker-library/python versions.json at 4f07059, 2026-06-23): the agent needs only the
 standard library. Runs as `nobody` (65534), which the image has."""
 SCRIPT_DIR = "/opt/spot-reclaim"
 NOBODY = 65534
@@ -158,8 +160,15 @@ class SpotReclaimDrainer(pulumi.ComponentResource):
                 "labels": labels,
                 "annotations": annotations,
             },
+            # Python reads the script once, at start: a changed script must roll the pods.
             spec=gpu_node_daemonset_spec(
-                NAME, labels, annotations, args.gpu_node_labels, args.gpu_taint, pod
+                NAME,
+                labels,
+                annotations,
+                args.gpu_node_labels,
+                args.gpu_taint,
+                pod,
+                template_annotations=config_hash(agent_source()),
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[account, binding, script]),
         )

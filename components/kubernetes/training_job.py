@@ -8,6 +8,16 @@ The restart semantics, in Kubernetes terms (podFailurePolicy is GA from 1.31):
 - anything else counts against `backoffLimit` (per index for multi-node Jobs).
 `restartPolicy: Never` (required by podFailurePolicy) and `podReplacementPolicy: Failed`
 (a replacement starts only once the old pod is gone, so two never write one checkpoint).
+
+What `pulumi up` does with a Job: it creates it and moves on (`pulumi.com/skipAwait`: the
+provider would otherwise wait for the Job to complete, hours of training, and fail the update
+after 10 minutes). A changed spec replaces the Job (its pod template is immutable): the old
+Job and its pods are deleted first, and the new one resumes from the last checkpoint.
+
+What the Job hands the trainer (the contract in the trainer's README): `CHECKPOINT_URI`
+(`<scheme>://<bucket>/<job name>`), `STORAGE_ENDPOINT_URL` and `STORAGE_REGION` of the bucket;
+credentials come only from the platform's identity webhook (IRSA, RRSA, TKE pod identity),
+which mounts its own projected token, so the pod mounts no Kubernetes API token.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster_handle import Taint
+from components.cluster_handle import BucketRef, Taint
 from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, TrainingJobSettings
 
 from .labels import RESTRICTED_CONTAINER, api_fields, app_labels, checkov_skips, toleration
@@ -29,6 +39,9 @@ RENDEZVOUS_PORT = 29500
 TRAINER_UID = 10001
 """The non-root user of the reference trainer image (trainer/Dockerfile)."""
 COMPLETION_INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
+SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
+"""pulumi-kubernetes waits for a Job to complete unless so annotated (provider rule
+kubernetes.job_needs_skip_await cites where)."""
 
 
 @dataclass(frozen=True)
@@ -37,8 +50,8 @@ class TrainingJobArgs:
     namespace: str
     service_account: str
     priority_class: str
-    checkpoint_root: pulumi.Input[str]
-    """Bucket URI; the Job checkpoints under `<root>/<job name>/`."""
+    bucket: BucketRef
+    """The Job checkpoints under `<scheme>://<bucket>/<job name>`."""
     gpu_node_labels: Mapping[str, str]
     gpu_taint: Taint
 
@@ -75,6 +88,21 @@ def default_args(job: TrainingJobSettings) -> list[str]:
         "--checkpoint-every-seconds=600",
         "--async-checkpoint",
     ]
+
+
+def storage_env(bucket: BucketRef, job_name: str) -> list[dict[str, Any]]:
+    """The Job -> trainer storage contract: where to checkpoint and how to reach the bucket."""
+    env: list[dict[str, Any]] = [
+        {
+            "name": "CHECKPOINT_URI",
+            "value": bucket.uri.apply(lambda root: f"{root.rstrip('/')}/{job_name}"),
+        }
+    ]
+    if bucket.endpoint:
+        env.append({"name": "STORAGE_ENDPOINT_URL", "value": bucket.endpoint})
+    if bucket.region:
+        env.append({"name": "STORAGE_REGION", "value": bucket.region})
+    return env
 
 
 def pod_failure_policy(job: TrainingJobSettings) -> dict[str, Any]:
@@ -135,12 +163,7 @@ class TrainingJob(pulumi.ComponentResource):
             )
 
         env: list[dict[str, Any]] = [
-            {
-                "name": "CHECKPOINT_URI",
-                "value": pulumi.Output.from_input(args.checkpoint_root).apply(
-                    lambda root: f"{root.rstrip('/')}/{job.name}/"
-                ),
-            },
+            *storage_env(args.bucket, job.name),
             *({"name": k, "value": v} for k, v in sorted(job.env.items())),
         ]
         if multi_node:
@@ -186,7 +209,6 @@ class TrainingJob(pulumi.ComponentResource):
             {
                 "CKV_K8S_11": "no CPU limit on purpose: data loading bursts; CPU is requested",
                 "CKV_K8S_22": "PyTorch and data loaders write caches and temporary files",
-                "CKV_K8S_38": "the token is exchanged for bucket credentials (workload identity)",
                 "CKV_K8S_43": "pinned by release tag; digests follow the registry's policy",
             }
         )
@@ -210,6 +232,9 @@ class TrainingJob(pulumi.ComponentResource):
                 "spec": {
                     "restartPolicy": "Never",
                     "serviceAccountName": args.service_account,
+                    # The identity webhooks project a token of their own (audience sts.*);
+                    # the trainer never calls the Kubernetes API.
+                    "automountServiceAccountToken": False,
                     "priorityClassName": args.priority_class,
                     "terminationGracePeriodSeconds": job.termination_grace_period_seconds,
                     "nodeSelector": dict(args.gpu_node_labels),
@@ -242,7 +267,7 @@ class TrainingJob(pulumi.ComponentResource):
                 "name": job.name,
                 "namespace": args.namespace,
                 "labels": labels,
-                "annotations": annotations,
+                "annotations": {**annotations, **SKIP_AWAIT},
             },
             spec=api_fields(spec),
             opts=pulumi.ResourceOptions(

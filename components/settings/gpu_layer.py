@@ -7,10 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from .gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
 from .reader import ConfigReader
 
 DevicePluginMode = Literal["auto", "always", "never"]
 MigStrategy = Literal["none", "single", "mixed"]
+GpuLayerMode = Literal["inline", "separate"]
 
 PREEMPTED_EXIT_CODE = 75
 """The reference trainer's "preempted, checkpoint written, retry me" (trainer/exit_codes.py)."""
@@ -23,7 +25,39 @@ SHARDINGS = ("ddp", "fsdp")
 
 _JOB_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_QUANTITY = re.compile(r"^\d+(\.\d+)?(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")
+_LABEL_VALUE = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$")
+_QUANTITY = re.compile(r"^(\d+(?:\.\d+)?)(m|Ki|Mi|Gi|Ti|k|M|G|T)?$")
+_QUANTITY_FACTOR = {
+    None: 1, "m": 0.001, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12,
+    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+}  # fmt: skip
+GIB = 2**30
+SHM_MAX_SHARE = 0.5
+"""Most of a Job's memory limit `/dev/shm` may take. A memory-backed emptyDir's files count
+against the container's memory limit (kubernetes.io/docs/concepts/storage/volumes/#emptydir:
+"files you write count against your container's memory limit"), so a full /dev/shm sized like
+the limit leaves the trainer nothing: it is OOM-killed. Half leaves the other half to the
+process (model, optimizer, pinned batches)."""
+RESERVED_ENV = (
+    "CHECKPOINT_URI",
+    "STORAGE_ENDPOINT_URL",
+    "STORAGE_REGION",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "NNODES",
+    "NODE_RANK",
+)
+"""Set on every training Job by gpuinfra (the Job -> trainer contract, and torchrun's)."""
+
+
+def quantity_bytes(quantity: str) -> float | None:
+    """A Kubernetes memory quantity (`16Gi`, `16G`, `500Mi`) in bytes; None if not one."""
+    match = _QUANTITY.match(quantity)
+    if not match:
+        return None
+    return float(match.group(1)) * _QUANTITY_FACTOR[match.group(2)]
+
+
 _JOB_FIELDS = (
     "name",
     "image",
@@ -84,6 +118,45 @@ class GpuLayerSettings:
     kube_prometheus_stack: bool
     trainer_image: str
     training_jobs: tuple[TrainingJobSettings, ...]
+    mode: GpuLayerMode = "inline"
+    """inline: this stack deploys the layer; separate: a `clusterStack` stack does."""
+    prometheus_release: str = "kube-prometheus-stack"
+    """`release` label of the ServiceMonitor and the PrometheusRule ("" for none)."""
+    alerts: GpuAlertSettings = DEFAULT_ALERTS
+    """The GPU alerts' thresholds (`gpuAlert*`), resolved once the autoscaling is known."""
+
+
+def parse_mode(r: ConfigReader, *, cloud: str, api_endpoint_public: bool) -> GpuLayerMode:
+    """`gpuLayer`, refused where its `pulumi up` could not reach the cluster's API endpoint.
+
+    inline on a cloud stack deploys Kubernetes objects in the same `pulumi up` that creates
+    the cluster, through the kubeconfig of the endpoint the stack chose: a private endpoint
+    answers only inside the VPC, so such an update fails at the first object (or hangs).
+    """
+    mode = cast(GpuLayerMode, r.one_of("gpuLayer", ("inline", "separate")))
+    if cloud == "kubernetes":
+        if mode == "separate":
+            r.problem(
+                "gpuLayer",
+                mode,
+                "cloud kubernetes deploys only the GPU layer, so there is nothing to separate "
+                "it from; remove it (a cluster stack sets gpuLayer: separate, and this stack "
+                "names it with gpuinfra:clusterStack)",
+            )
+        return mode
+    if mode == "inline" and not api_endpoint_public:
+        r.problem(
+            "gpuLayer",
+            mode,
+            "inline deploys the GPU layer in the same `pulumi up` that creates the cluster, "
+            "which must then reach its API endpoint, but gpuinfra:apiEndpointPublic is false "
+            "(a private endpoint answers only inside the VPC). Either set "
+            "gpuinfra:apiEndpointPublic to true (reachable from gpuinfra:adminCidrs only) and run "
+            "`pulumi up` from a network in adminCidrs, or set gpuinfra:gpuLayer to separate and "
+            "deploy the GPU layer from inside the VPC with a `cloud: kubernetes` stack whose "
+            "gpuinfra:clusterStack names this one",
+        )
+    return mode
 
 
 def image_problem(image: str) -> str | None:
@@ -98,8 +171,23 @@ def image_problem(image: str) -> str | None:
     return None
 
 
-def parse_gpu_layer(r: ConfigReader, *, gpus_per_node: int | None) -> GpuLayerSettings:
+def parse_gpu_layer(
+    r: ConfigReader,
+    *,
+    gpus_per_node: int | None,
+    cloud: str = "kubernetes",
+    api_endpoint_public: bool = False,
+) -> GpuLayerSettings:
     """`gpus_per_node`: GPUs one node of the GPU pool has (None when unknown)."""
+    mode = parse_mode(r, cloud=cloud, api_endpoint_public=api_endpoint_public)
+    release = r.string("monitoringPrometheusRelease")
+    if release and (len(release) > 63 or not _LABEL_VALUE.match(release)):
+        r.problem(
+            "monitoringPrometheusRelease",
+            release,
+            "must be a label value (at most 63 letters, digits, '-', '_' or '.'), the Helm "
+            "release name of your kube-prometheus-stack, or empty",
+        )
     replicas = r.integer("devicePluginTimeSlicingReplicas")
     if not 1 <= replicas <= 64:
         r.problem("devicePluginTimeSlicingReplicas", replicas, "must be between 1 and 64")
@@ -126,6 +214,8 @@ def parse_gpu_layer(r: ConfigReader, *, gpus_per_node: int | None) -> GpuLayerSe
         kube_prometheus_stack=r.boolean("monitoringKubePrometheusStack"),
         trainer_image=trainer_image,
         training_jobs=jobs,
+        mode=mode,
+        prometheus_release=release,
     )
 
 
@@ -251,7 +341,7 @@ def _job(
         for key, value in env_raw.items():
             if not isinstance(key, str) or not _ENV_NAME.match(key):
                 j.problem("env", key, "variable names are letters, digits and '_'")
-            elif key in ("CHECKPOINT_URI", "MASTER_ADDR", "MASTER_PORT", "NNODES", "NODE_RANK"):
+            elif key in RESERVED_ENV:
                 j.problem("env", key, "is set by gpuinfra; choose another name")
             else:
                 env[key] = str(value)
@@ -261,6 +351,16 @@ def _job(
     for field, quantity in (("cpu", cpu), ("memory", memory)):
         if not _QUANTITY.match(quantity):
             j.problem(field, quantity, "must be a Kubernetes quantity such as 4, 500m or 16Gi")
+    limit = quantity_bytes(memory)
+    if limit is not None and shm * GIB > limit * SHM_MAX_SHARE:
+        most = int(limit * SHM_MAX_SHARE // GIB)
+        j.problem(
+            "shmSizeGi",
+            shm,
+            f"/dev/shm is memory-backed: what it holds counts against the Job's memory limit "
+            f"(memory: {memory}), so it may take at most half of it ({most} GiB) and leave the "
+            "rest to the trainer; lower shmSizeGi or raise memory",
+        )
 
     command, args = j.strings("command"), j.strings("args")
     sharding, global_batch, micro_batch = _batching(j, nodes * gpus, args is not None)

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .clouds.aws import AwsSettings
     from .clouds.kubernetes import ExistingClusterSettings
     from .clouds.tencentcloud import TencentCloudSettings
+    from .clouds.volcengine import VolcengineSettings
     from .workstation import WorkstationSettings
 
 CapacityType = Literal["spot", "onDemand"]
@@ -120,6 +121,8 @@ class Settings:
     """Set only when `cloud` is alicloud."""
     tencentcloud: TencentCloudSettings | None = None
     """Set only when `cloud` is tencentcloud."""
+    volcengine: VolcengineSettings | None = None
+    """Set only when `cloud` is volcengine."""
     existing_cluster: ExistingClusterSettings | None = None
     """Set only when `cloud` is kubernetes (bring your own cluster)."""
     workstation: WorkstationSettings | None = None

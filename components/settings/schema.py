@@ -48,8 +48,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "string",
         "aws",
         "general",
-        "Where the stack runs. Allowed: aws, alicloud, tencentcloud, kubernetes (an existing "
-        "cluster: only the GPU layer is installed).",
+        "Where the stack runs. Allowed: aws, alicloud, tencentcloud, volcengine, kubernetes (an "
+        "existing cluster: only the GPU layer is installed).",
     ),
     _k(
         "namePrefix",
@@ -251,6 +251,17 @@ KEYS: tuple[ConfigKey, ...] = (
     ),
     # GPU layer on the cluster (components/kubernetes/)
     _k(
+        "gpuLayer",
+        "string",
+        "inline",
+        "gpuLayer",
+        "Where the GPU layer (device plugin, DCGM exporter, training Jobs) is deployed. "
+        "Allowed: inline (by this stack's `pulumi up`, which must then reach the cluster's API "
+        "endpoint: needs `apiEndpointPublic` and a network in `adminCidrs`), separate (this "
+        "stack only creates the cluster and exports `clusterHandle`; a `cloud: kubernetes` "
+        "stack with `clusterStack` deploys the layer from where the endpoint answers).",
+    ),
+    _k(
         "devicePlugin",
         "string",
         "auto",
@@ -277,8 +288,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "boolean",
         False,
         "gpuLayer",
-        "Collect DCGM profiling metrics (tensor-core and DRAM activity); gives the exporter "
-        "SYS_ADMIN.",
+        "Collect DCGM profiling metrics (tensor-core and DRAM activity) besides the default "
+        "counters.",
     ),
     _k(
         "monitoringPrometheusOperator",
@@ -288,11 +299,85 @@ KEYS: tuple[ConfigKey, ...] = (
         "Create a ServiceMonitor for the DCGM exporter (needs the Prometheus Operator CRDs).",
     ),
     _k(
+        "monitoringPrometheusRelease",
+        "string",
+        "kube-prometheus-stack",
+        "gpuLayer",
+        "`release` label of the DCGM exporter's ServiceMonitor: kube-prometheus-stack's "
+        "Prometheus selects ServiceMonitors labelled with its Helm release name. Empty: no "
+        "label (a Prometheus that selects every ServiceMonitor).",
+    ),
+    _k(
         "monitoringKubePrometheusStack",
         "boolean",
         False,
         "gpuLayer",
         "Install kube-prometheus-stack (pinned Helm chart) into `monitoring`.",
+    ),
+    # GPU alerts: a PrometheusRule beside the ServiceMonitor (issue 23)
+    _k(
+        "gpuAlerts",
+        "boolean",
+        True,
+        "gpuLayer",
+        "With `monitoringPrometheusOperator`: a PrometheusRule with GPU alerts from the DCGM "
+        "exporter's metrics (utilisation, temperature, XID and ECC errors, memory, idle GPU "
+        "nodes). `gpuinfra preview` lists them.",
+    ),
+    _k(
+        "gpuAlertUtilizationPercent",
+        "integer",
+        70,
+        "gpuLayer",
+        "GpuUnderutilized: a training pod whose GPUs' 5-minute average utilisation stays below "
+        "this percent, 1 to 100 (below 70 % the instance is too big or the input pipeline too "
+        "slow).",
+    ),
+    _k(
+        "gpuAlertUtilizationMinutes",
+        "integer",
+        30,
+        "gpuLayer",
+        "GpuUnderutilized: minutes the utilisation must stay low before the alert fires, 5 to "
+        "10080.",
+    ),
+    _k(
+        "gpuAlertTemperatureCelsius",
+        "integer",
+        85,
+        "gpuLayer",
+        "GpuTemperatureHigh: GPU temperature in °C above which the card needs cooling, 40 to 120.",
+    ),
+    _k(
+        "gpuAlertTemperatureMinutes",
+        "integer",
+        5,
+        "gpuLayer",
+        "GpuTemperatureHigh: minutes the temperature must stay high, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertMemoryPercent",
+        "integer",
+        95,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: percent of a training pod's GPU memory in use, 50 to 100.",
+    ),
+    _k(
+        "gpuAlertMemoryMinutes",
+        "integer",
+        15,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: minutes the memory must stay that full, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertIdleNodeMinutes",
+        "integer",
+        0,
+        "gpuLayer",
+        "GpuNodeIdle: minutes a GPU node may run no training pod before the alert fires (the "
+        "autoscaler should have removed it), more than `gpuPoolScaleDownDelayMinutes`, at most "
+        "10080. 0: that delay plus 10 (cloud kubernetes: 20, Cluster Autoscaler's default 10 "
+        "plus 10). XID and double-bit ECC errors alert at once.",
     ),
     _k(
         "trainerImage",
@@ -314,6 +399,15 @@ KEYS: tuple[ConfigKey, ...] = (
         "microBatchSize (per GPU). See the README's Training Jobs section.",
     ),
     # bring your own cluster (cloud: kubernetes)
+    _k(
+        "clusterStack",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: the cluster stack (`<org>/<project>/<stack>`, deployed with "
+        "`gpuLayer: separate`) whose `clusterHandle` output this stack deploys the GPU layer "
+        "onto, read through a StackReference. Replaces kubeconfig and the existing* keys.",
+    ),
     _k(
         "kubeconfig",
         "string",
@@ -345,6 +439,13 @@ KEYS: tuple[ConfigKey, ...] = (
         "cloud kubernetes: S3-compatible endpoint URL of that bucket, when not AWS S3.",
     ),
     _k(
+        "existingBucketRegion",
+        "string",
+        "",
+        "existingCluster",
+        "cloud kubernetes: region of that bucket (the Jobs' STORAGE_REGION), e.g. us-east-1.",
+    ),
+    _k(
         "existingServiceAccountAnnotations",
         "array",
         [],
@@ -355,10 +456,13 @@ KEYS: tuple[ConfigKey, ...] = (
     _k(
         "existingGpuNodeLabels",
         "array",
-        ["nvidia.com/gpu.present=true"],
+        [],
         "existingCluster",
-        "cloud kubernetes: key=value labels every GPU node carries; the GPU DaemonSets and "
-        "Jobs select on them.",
+        "cloud kubernetes (required): key=value labels every GPU node of the cluster carries; "
+        "the GPU DaemonSets and Jobs select on them. Nothing sets one on a plain cluster: use "
+        "your GPU node pool's own label, `nvidia.com/gpu.present=true` (NVIDIA GPU Operator), "
+        "`feature.node.kubernetes.io/pci-10de.present=true` (Node Feature Discovery) or "
+        "`aliyun.accelerator/nvidia_name=<model>` (ACK).",
     ),
     _k(
         "existingGpusPerNode",
@@ -494,6 +598,32 @@ KEYS: tuple[ConfigKey, ...] = (
         "Tencent Cloud: Service network of the TKE cluster, /17 to /27 in a private range, not "
         "overlapping `vpcCidr` or `tkePodCidr`.",
     ),
+    # Volcano Engine only (issue 27)
+    _k(
+        "vkeZones",
+        "array",
+        [],
+        "volcengine",
+        "Volcano Engine (required there): the zone of each private subnet, in order, e.g. "
+        "`[cn-beijing-a, cn-beijing-b]`; as many as `availabilityZoneCount`, in zones that sell "
+        "the GPU type. Pinned: a subnet's zone is never changed (it would be replaced).",
+    ),
+    _k(
+        "vkePodCidr",
+        "string",
+        "172.20.0.0/16",
+        "volcengine",
+        "Volcano Engine: Flannel pod network of the VKE cluster, /8 to /24 in a private range, "
+        "not overlapping `vpcCidr`. Fixed at creation (a change replaces the cluster).",
+    ),
+    _k(
+        "vkeServiceCidr",
+        "string",
+        "172.21.0.0/20",
+        "volcengine",
+        "Volcano Engine: Service network of the VKE cluster, /12 to /24 in a private range, not "
+        "overlapping `vpcCidr` or `vkePodCidr`. Fixed at creation.",
+    ),
     # cost estimate (read only by `gpuinfra preview`; no resource depends on them)
     _k(
         "costGpuHoursPerMonth",
@@ -524,8 +654,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "boolean",
         False,
         "workstation",
-        "Add one GPU VM with SSH (22), JupyterLab (8888) and TensorBoard (6006), reachable only "
-        "from `adminCidrs`.",
+        "Add one GPU VM with JupyterLab and TensorBoard, reached through an SSH tunnel (SSH 22 "
+        "from `adminCidrs` only; both servers listen on the VM's loopback).",
     ),
     _k(
         "workstationInstanceType",
@@ -533,7 +663,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "",
         "workstation",
         "GPU instance type of the workstation from the catalog, e.g. g5.xlarge. Empty: picked "
-        "by `workstationGpuModel`, else the GPU pool's type.",
+        "by `workstationGpuModel`, else the GPU pool's type. AWS: a type the Deep Learning AMI "
+        "supports (G4dn, G5, G6, Gr6, G6e, P4d, P4de, P5, P5e, P5en, P6-B200; not P3).",
     ),
     _k(
         "workstationGpuModel",
@@ -555,8 +686,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "onDemand",
         "workstation",
         "Allowed: onDemand, spot (cheaper; reclaimed with short notice and unsaved work is "
-        "lost; AWS and Alibaba Cloud stop it and keep its disk, Tencent Cloud releases it "
-        "and its disk).",
+        "lost; Alibaba Cloud stops it and keeps its disk, AWS releases it and its disk: keep "
+        "work in the bucket). Tencent Cloud: onDemand only (a spot CVM's data disk cannot be "
+        "deleted with it).",
     ),
     _k(
         "workstationRootDiskGb",

@@ -22,10 +22,12 @@ from .autoscaling import parse_autoscaling
 from .clouds import RULES, CloudRules
 from .clouds import kubernetes as existing_cluster_rules
 from .clouds import tencentcloud as tencentcloud_rules
+from .clouds import volcengine as volcengine_rules
 from .clouds.alicloud import parse_alicloud
 from .clouds.aws import parse_aws
 from .clouds.kubernetes import parse_existing_cluster
 from .errors import SettingsError
+from .gpu_alerts import parse_gpu_alerts
 from .gpu_layer import parse_gpu_layer
 from .model import (
     AccessSettings,
@@ -97,8 +99,22 @@ def parse_settings(
         if existing is not None
         else None
     )
-    gpu_layer = parse_gpu_layer(r, gpus_per_node=gpus_per_node)
-    if existing is not None and gpu_layer.training_jobs and existing.bucket_uri is None:
+    gpu_layer = parse_gpu_layer(
+        r, gpus_per_node=gpus_per_node, cloud=cloud, api_endpoint_public=access.api_endpoint_public
+    )
+    if cloud != existing_cluster_rules.CLOUD and "clusterStack" in r.raw:
+        r.problem(
+            "clusterStack",
+            r.raw["clusterStack"],
+            "only for cloud kubernetes (a GPU-layer stack); a cluster stack sets "
+            "gpuinfra:gpuLayer: separate and is named by the other stack's clusterStack",
+        )
+    if (
+        existing is not None
+        and existing.cluster_stack is None
+        and gpu_layer.training_jobs
+        and existing.bucket_uri is None
+    ):
         r.problem(
             "existingBucketUri",
             None,
@@ -125,7 +141,26 @@ def parse_settings(
         else None
     )
 
-    workstation = None if existing else parse_workstation(r, cloud, gpu_pool)
+    # --- Volcano Engine (issue 27) ---
+    volcengine = (
+        volcengine_rules.parse(
+            r,
+            region=region,
+            name_prefix=name_prefix,
+            vpc_cidr=network.vpc_cidr,
+            capacity_type=gpu_pool.capacity_type if gpu_pool is not None else "spot",
+            zone_count=network.availability_zone_count,
+            api_endpoint_public=access.api_endpoint_public,
+        )
+        if cloud == volcengine_rules.CLOUD
+        else None
+    )
+
+    workstation = (
+        None
+        if existing or cloud == volcengine_rules.CLOUD
+        else parse_workstation(r, cloud, gpu_pool)
+    )
     autoscaling = None
     if gpu_pool is not None:
         size = gpu_pool.size
@@ -140,6 +175,15 @@ def parse_settings(
         )
         # maxGpus caps the pool's maximum, where every cloud's autoscaler stops.
         gpu_pool = replace(gpu_pool, size=replace(size, max_nodes=autoscaling.max_gpu_nodes))
+    # GPU alerts (issue 23): the idle-node alert waits past the autoscaler's scale-down delay.
+    gpu_layer = replace(
+        gpu_layer,
+        alerts=parse_gpu_alerts(
+            r,
+            scale_down_delay_minutes=autoscaling.scale_down_delay_minutes if autoscaling else None,
+            min_gpu_nodes=autoscaling.min_gpu_nodes if autoscaling else 0,
+        ),
+    )
     _check_cost_assumptions(r)
 
     if r.problems or (gpu_pool is None and existing is None):
@@ -160,6 +204,7 @@ def parse_settings(
         aws=aws,
         alicloud=alicloud,
         tencentcloud=tencentcloud,
+        volcengine=volcengine,
         existing_cluster=existing,
         workstation=workstation,
         autoscaling=autoscaling,

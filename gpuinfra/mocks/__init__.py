@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import alicloud, aws, tencentcloud
-from . import random as random_mocks
+from . import alicloud, aws, tencentcloud, volcengine
 from .common import ACCOUNT_ID, CloudMocks, UnmockedCallError, autoname, digest
 
 __all__ = [
@@ -27,12 +26,13 @@ _BY_PACKAGE: dict[str, CloudMocks] = {
     "aws": aws.MOCKS,
     "alicloud": alicloud.MOCKS,
     "tencentcloud": tencentcloud.MOCKS,
-    "random": random_mocks.MOCKS,
+    "volcenginecc": volcengine.MOCKS,
 }
 DEFAULT_REGION: dict[str, str] = {
     "aws": "us-east-1",
     "alicloud": "cn-hangzhou",
     "tencentcloud": "ap-guangzhou",
+    "volcenginecc": "cn-beijing",
 }
 """Region a provider package's mocks use when its `<package>:region` key is not set."""
 

@@ -12,6 +12,8 @@ from .nodes import aws_imdsv2_required, gpu_pool_tainted
 from .storage import bucket_encrypted, bucket_private, bucket_protected, bucket_versioned
 from .workloads import (
     container_resource_limits,
+    helm_release_contents_unchecked,
+    helm_release_pinned,
     image_pinned,
     training_job_checkpoints_periodically,
     training_job_restartable,
@@ -30,6 +32,8 @@ RULES: tuple[Rule, ...] = (
     training_job_checkpoints_periodically,
     container_resource_limits,
     image_pinned,
+    helm_release_pinned,
+    helm_release_contents_unchecked,
 )
 
 

@@ -6,8 +6,8 @@ import ipaddress
 from collections.abc import Iterator
 from typing import Any
 
-from ..planview import Resource, StackView
-from .model import Finding, Rule, rule
+from ..planview import UNKNOWN, Resource, StackView, known
+from .model import rule
 
 ADMIN_PORTS = (22, 8888, 6006)
 """SSH, Jupyter, TensorBoard: the ports the admin security group opens."""
@@ -81,6 +81,17 @@ def _world_open_ports(resource: Resource) -> Iterator[tuple[set[int], str]]:
                 if is_world(block.get(key)):
                     yield ports, str(block[key])
 
+    elif t == "volcenginecc:vpc/securityGroup:SecurityGroup":  # Volcano Engine (issue 27)
+        for block in i.get("ingressPermissions") or []:
+            if str(block.get("policy") or "accept") != "accept":
+                continue
+            protocol = block.get("protocol")
+            ports = set(ADMIN_PORTS) if _all_protocols(protocol) else set()
+            if _tcp(protocol) and not ports:
+                ports = _ports(block.get("portStart"), block.get("portEnd"))
+            if is_world(block.get("cidrIp")):
+                yield ports, str(block["cidrIp"])
+
 
 def _aws_rule_block(block: Any) -> Iterator[tuple[set[int], str]]:
     protocol = block.get("protocol")
@@ -111,18 +122,11 @@ def _tencent_ports(spec: str) -> set[int]:
     "No ingress from 0.0.0.0/0 or ::/0 on SSH 22, Jupyter 8888 or TensorBoard 6006.",
     opt_in="allowPublicAdminAccess",
 )
-def no_world_open_admin_ports(self: Rule, view: StackView) -> list[Finding]:
-    findings = []
-    for resource in view.resources:
-        for ports, cidr in _world_open_ports(resource):
-            if ports:
-                listed = ", ".join(str(p) for p in sorted(ports))
-                findings.append(
-                    self.finding(
-                        resource, f"opens port {listed} to the whole internet ({cidr})", view
-                    )
-                )
-    return findings
+def no_world_open_admin_ports(resource: Resource, view: StackView) -> Iterator[str]:
+    for ports, cidr in _world_open_ports(resource):
+        if ports:
+            listed = ", ".join(str(p) for p in sorted(ports))
+            yield f"opens port {listed} to the whole internet ({cidr})"
 
 
 def _public_endpoint_problem(resource: Resource) -> str | None:
@@ -151,8 +155,17 @@ def _public_endpoint_problem(resource: Resource) -> str | None:
         allowed = i.get("managedClusterInternetSecurityPolicies") or []
         if any(is_world(c) for c in allowed):
             return "public API endpoint open to " + ", ".join(str(c) for c in allowed)
-        if not i.get("clusterInternetSecurityGroup") and not allowed:
+        # A security group created in the same stack has an unknown id during a preview: it
+        # is set all the same, so only its absence (or an empty value) counts.
+        group = known(i, "clusterInternetSecurityGroup")
+        if not allowed and group is not UNKNOWN and not group:
             return "public API endpoint (clusterInternet) with no security group or CIDR list"
+    elif (
+        # Volcano Engine (issue 27): no source allowlist through this provider: world-open.
+        t == "volcenginecc:vke/cluster:Cluster"
+        and (i.get("clusterConfig") or {}).get("apiServerPublicAccessEnabled") is True
+    ):
+        return "public API endpoint with no source allowlist (open to 0.0.0.0/0)"
     return None
 
 
@@ -162,10 +175,7 @@ def _public_endpoint_problem(resource: Resource) -> str | None:
     "The cluster API endpoint is private, or public only to listed networks.",
     opt_in="allowPublicAdminAccess",  # settings let adminCidrs open the API too, with this flag
 )
-def cluster_endpoint_not_world_open(self: Rule, view: StackView) -> list[Finding]:
-    findings = []
-    for resource in view.resources:
-        problem = _public_endpoint_problem(resource)
-        if problem:
-            findings.append(self.finding(resource, problem, view))
-    return findings
+def cluster_endpoint_not_world_open(resource: Resource, view: StackView) -> Iterator[str]:
+    problem = _public_endpoint_problem(resource)
+    if problem:
+        yield problem

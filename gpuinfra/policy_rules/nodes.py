@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from components import catalog
 
 from ..planview import Resource, StackView
-from .model import Finding, Rule, rule
+from .model import rule
 
 GPU_TAINT_KEY = "nvidia.com/gpu"
 
@@ -16,22 +18,21 @@ GPU_TAINT_KEY = "nvidia.com/gpu"
     "AWS nodes require IMDSv2 (session tokens), so a pod cannot read node credentials with a "
     "single forged GET.",
 )
-def aws_imdsv2_required(self: Rule, view: StackView) -> list[Finding]:
-    findings = []
-    for t in view.of_type("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
-        if (t.inputs.get("metadataOptions") or {}).get("httpTokens") != "required":
-            findings.append(self.finding(t, "metadataOptions.httpTokens is not `required`", view))
-    for group in view.of_type("aws:eks/nodeGroup:NodeGroup"):
-        if not (group.inputs.get("launchTemplate") or {}).get("id"):
-            findings.append(
-                self.finding(
-                    group,
-                    "no launch template: EKS's default leaves IMDSv1 on; use a launch template "
-                    "with httpTokens=required",
-                    view,
-                )
+def aws_imdsv2_required(resource: Resource, view: StackView) -> Iterator[str]:
+    i = resource.inputs
+    if resource.type in ("aws:ec2/launchTemplate:LaunchTemplate", "aws:ec2/instance:Instance"):
+        if (i.get("metadataOptions") or {}).get("httpTokens") != "required":
+            yield "metadataOptions.httpTokens is not `required`"
+    elif resource.type == "aws:eks/nodeGroup:NodeGroup":
+        # The template's id is unknown until the template exists: only its presence counts
+        # here, so read the keys, never the value (`in` on pulumi-policy's proxy would read
+        # it); the template itself meets the check above.
+        keys = set(i.get("launchTemplate") or {})
+        if not keys & {"id", "name"}:
+            yield (
+                "no launch template: EKS's default leaves IMDSv1 on; use a launch template "
+                "with httpTokens=required"
             )
-    return findings
 
 
 def _gpu_pool(resource: Resource) -> tuple[bool, list[dict]]:
@@ -51,6 +52,10 @@ def _gpu_pool(resource: Resource) -> tuple[bool, list[dict]]:
     if resource.type == "tencentcloud:Kubernetes/nodePool:NodePool":
         instance = (i.get("autoScalingConfig") or {}).get("instanceType")
         return catalog.find("tencentcloud", str(instance)) is not None, list(i.get("taints") or [])
+    if resource.type == "volcenginecc:vke/nodePool:NodePool":  # Volcano Engine (issue 27)
+        types = (i.get("nodeConfig") or {}).get("instanceTypeIds") or []
+        gpu = any(catalog.find("volcengine", str(t)) for t in types)
+        return gpu, list((i.get("kubernetesConfig") or {}).get("taints") or [])
     return False, []
 
 
@@ -68,14 +73,7 @@ def _has_gpu_taint(taints: list[dict]) -> bool:
     f"GPU node pools carry the `{GPU_TAINT_KEY}` NoSchedule taint, so pods that do not ask "
     "for a GPU stay off GPU nodes.",
 )
-def gpu_pool_tainted(self: Rule, view: StackView) -> list[Finding]:
-    findings = []
-    for resource in view.resources:
-        gpu, taints = _gpu_pool(resource)
-        if gpu and not _has_gpu_taint(taints):
-            findings.append(
-                self.finding(
-                    resource, f"GPU node pool without a {GPU_TAINT_KEY} NoSchedule taint", view
-                )
-            )
-    return findings
+def gpu_pool_tainted(resource: Resource, view: StackView) -> Iterator[str]:
+    gpu, taints = _gpu_pool(resource)
+    if gpu and not _has_gpu_taint(taints):
+        yield f"GPU node pool without a {GPU_TAINT_KEY} NoSchedule taint"

@@ -1,13 +1,15 @@
-"""Kubernetes workload rules: restartable training Jobs, resource limits, pinned images."""
+"""Kubernetes workload rules: restartable training Jobs, resource limits, pinned images, and
+Helm releases, whose objects the provider renders only at deploy time."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..planview import Resource, StackView
+from ..planview import Resource, StackView, known
 from ..trainer_args import INTERVAL_FLAG, STEPS_FLAG, checkpoints_periodically, pod_arguments
-from .model import Finding, Rule, rule
+from .model import rule
 
 GPU_RESOURCE = "nvidia.com/gpu"
 TRAINING_COMPONENT = "training"
@@ -86,18 +88,13 @@ def _ignores_disruption(job_spec: Mapping[str, Any]) -> bool:
     "Training Jobs ignore preemptions (podFailurePolicy: Ignore on DisruptionTarget, so a "
     "reclaimed spot node does not count toward backoffLimit) and set GPU limits.",
 )
-def training_job_restartable(self: Rule, view: StackView) -> list[Finding]:
-    findings = []
-    for job in view.resources:
-        if not is_training_job(job, view):
-            continue
-        if not _ignores_disruption(job.inputs.get("spec") or {}):
-            findings.append(
-                self.finding(job, "no podFailurePolicy rule that Ignores DisruptionTarget", view)
-            )
-        if not _gpu_limit(pod_spec(job) or {}):
-            findings.append(self.finding(job, f"no container sets a {GPU_RESOURCE} limit", view))
-    return findings
+def training_job_restartable(job: Resource, view: StackView) -> Iterator[str]:
+    if not is_training_job(job, view):
+        return
+    if not _ignores_disruption(job.inputs.get("spec") or {}):
+        yield "no podFailurePolicy rule that Ignores DisruptionTarget"
+    if not _gpu_limit(pod_spec(job) or {}):
+        yield f"no container sets a {GPU_RESOURCE} limit"
 
 
 @rule(
@@ -106,18 +103,14 @@ def training_job_restartable(self: Rule, view: StackView) -> list[Finding]:
     "Training Jobs checkpoint periodically, so a node lost without a drain costs at most "
     "one checkpoint interval, not the whole run.",
 )
-def training_job_checkpoints_periodically(self: Rule, view: StackView) -> list[Finding]:
-    return [
-        self.finding(
-            job,
+def training_job_checkpoints_periodically(job: Resource, view: StackView) -> Iterator[str]:
+    if is_training_job(job, view) and not checkpoints_periodically(
+        pod_arguments(pod_spec(job) or {})
+    ):
+        yield (
             f"its arguments set neither {INTERVAL_FLAG} nor {STEPS_FLAG} (the reference "
-            "trainer's flags): a spot node lost without a drain loses the whole run so far",
-            view,
+            "trainer's flags): a spot node lost without a drain loses the whole run so far"
         )
-        for job in view.resources
-        if is_training_job(job, view)
-        and not checkpoints_periodically(pod_arguments(pod_spec(job) or {}))
-    ]
 
 
 @rule(
@@ -125,17 +118,11 @@ def training_job_checkpoints_periodically(self: Rule, view: StackView) -> list[F
     "mandatory",
     "Every container sets resource limits (at least memory), so one pod cannot starve a node.",
 )
-def container_resource_limits(self: Rule, view: StackView) -> list[Finding]:
-    findings = []
-    for resource in view.resources:
-        spec = pod_spec(resource)
-        for c in containers(spec or {}):
-            limits = (c.get("resources") or {}).get("limits") or {}
-            if "memory" not in limits:
-                findings.append(
-                    self.finding(resource, f"container '{c.get('name')}' has no memory limit", view)
-                )
-    return findings
+def container_resource_limits(resource: Resource, view: StackView) -> Iterator[str]:
+    for c in containers(pod_spec(resource) or {}):
+        limits = (c.get("resources") or {}).get("limits") or {}
+        if "memory" not in set(limits):  # the keys only: a limit's value may be unknown
+            yield f"container '{c.get('name')}' has no memory limit"
 
 
 def image_problem(image: str) -> str | None:
@@ -155,16 +142,63 @@ def image_problem(image: str) -> str | None:
     "mandatory",
     "Container images are pinned by tag or digest: no `:latest`, no untagged image.",
 )
-def image_pinned(self: Rule, view: StackView) -> list[Finding]:
-    findings = []
-    for resource in view.resources:
-        for c in containers(pod_spec(resource) or {}):
-            image = str(c.get("image") or "")
-            problem = image_problem(image) if image else "has no image"
-            if problem:
-                findings.append(
-                    self.finding(
-                        resource, f"container '{c.get('name')}' image {image!r} {problem}", view
-                    )
-                )
-    return findings
+def image_pinned(resource: Resource, view: StackView) -> Iterator[str]:
+    for c in containers(pod_spec(resource) or {}):
+        image = str(c.get("image") or "")
+        problem = image_problem(image) if image else "has no image"
+        if problem:
+            yield f"container '{c.get('name')}' image {image!r} {problem}"
+
+
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+_RANGE = re.compile(r"[\^~*xX<>=|, ]|^$")
+
+
+def _unpinned_values(values: Any, path: str = "values") -> Iterator[str]:
+    """Image overrides in a release's values that undo the chart's pinning: a `tag` of
+    latest (or empty), or an `image` string without a tag or digest."""
+    if isinstance(values, Mapping):
+        for key in values:
+            # An unknown value under another key cannot unpin an image: walk past it. An
+            # unknown `tag` or `image` is read plainly, so the pack says it cannot decide.
+            value = values.get(key) if key in ("tag", "image") else known(values, key)
+            where = f"{path}.{key}"
+            if key == "tag" and isinstance(value, str) and value in ("", "latest"):
+                yield f"{where} is {value!r}"
+            elif key == "image" and isinstance(value, str) and image_problem(value):
+                yield f"{where} {value!r} {image_problem(value)}"
+            else:
+                yield from _unpinned_values(value, where)
+    elif isinstance(values, Sequence) and not isinstance(values, str):
+        for i in range(len(values)):
+            yield from _unpinned_values(known(values, i), f"{path}[{i}]")
+
+
+@rule(
+    "helm-release-pinned",
+    "mandatory",
+    "Helm releases pin an exact chart version (its default images are pinned with it) and "
+    "their values do not unpin an image.",
+)
+def helm_release_pinned(resource: Resource, view: StackView) -> Iterator[str]:
+    if resource.type != HELM_RELEASE:
+        return
+    version = str(resource.inputs.get("version") or "")
+    if _RANGE.search(version):
+        yield f"chart version {version or '(none: the newest)'} is not one exact version"
+    yield from _unpinned_values(resource.inputs.get("values") or {})
+
+
+@rule(
+    "helm-release-contents-unchecked",
+    "advisory",
+    "The objects a Helm release installs are rendered by the provider at deploy time: "
+    "container-resource-limits and image-pinned cannot see them.",
+)
+def helm_release_contents_unchecked(resource: Resource, view: StackView) -> Iterator[str]:
+    if resource.type == HELM_RELEASE:
+        chart = resource.inputs.get("chart")
+        yield (
+            f"chart {chart!r}: its containers' limits and images are not checked here; set "
+            "resources in its values and review `helm template` output for the pinned version"
+        )

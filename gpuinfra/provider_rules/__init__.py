@@ -9,7 +9,7 @@ fail where `pulumi up` would. See ../shared/notes/provider-fidelity.md for the t
 
 from __future__ import annotations
 
-from . import alicloud, aws, kubernetes, tencentcloud  # noqa: F401 (they register their rules)
+from . import alicloud, aws, kubernetes, tencentcloud, volcengine  # noqa: F401 (they register their rules)
 from .model import (
     RULES,
     ProviderRule,

@@ -17,6 +17,7 @@ BASE = {
     "cloud": "alicloud",
     "gpuPoolInstanceType": "ecs.gn7i-c8g1.2xlarge",
     "kubernetesVersion": "1.33",
+    "gpuLayer": "separate",  # a private endpoint: the GPU layer is another stack's
 }
 REGION = {"alicloud:region": "cn-hangzhou"}
 

@@ -62,7 +62,11 @@ def test_an_admin_keeps_its_resource_whether_listed_or_deploying(
 def test_admin_arns_refused_with_the_fix(arn: str, fragment: str) -> None:
     with pytest.raises(SettingsError) as raised:
         parse_settings(
-            {"gpuPoolInstanceType": "g5.xlarge", "clusterAdminArns": f'["{arn}"]'},
+            {
+                "gpuPoolInstanceType": "g5.xlarge",
+                "clusterAdminArns": f'["{arn}"]',
+                "gpuLayer": "separate",
+            },
             stack="dev",
             provider_config={"aws:region": "us-east-1"},
         )

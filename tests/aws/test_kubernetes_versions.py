@@ -14,7 +14,7 @@ from components.settings import SettingsError, parse_settings
 from components.settings import eks_versions as eks
 from tests.conftest import ROOT
 
-BASE = {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge"}
+BASE = {"cloud": "aws", "gpuPoolInstanceType": "g5.xlarge", "gpuLayer": "separate"}
 REGION = {"aws:region": "us-east-1"}
 TODAY = dt.date(2026, 11, 30)
 
@@ -54,7 +54,13 @@ def test_the_window_moves_with_the_date() -> None:
 def test_other_clouds_keep_their_own_windows() -> None:
     """The EKS calendar applies to EKS only (TKE and ACK check theirs)."""
     settings = parse_settings(
-        {"cloud": "kubernetes", "kubernetesVersion": "1.31"}, stack="k8s", today=TODAY
+        {
+            "cloud": "kubernetes",
+            "kubernetesVersion": "1.31",
+            "existingGpuNodeLabels": '["nvidia.com/gpu.present=true"]',
+        },
+        stack="k8s",
+        today=TODAY,
     )
     assert settings.cluster.kubernetes_version == "1.31"
 
@@ -107,6 +113,8 @@ def test_upgrade_one_minor_at_a_time_from_where_the_nodes_are(
 def test_preview_exits_2_on_a_version_eks_no_longer_offers(tmp_path: Path) -> None:
     for name in ("Pulumi.yaml", "__main__.py"):
         (tmp_path / name).write_text((ROOT / name).read_text())
+    for folder in ("components", "stacks"):  # a gpuinfra project: the CLI checks for it
+        (tmp_path / folder).symlink_to(ROOT / folder)
     text = (ROOT / "Pulumi.dev.yaml").read_text()
     text = text.replace('gpuinfra:kubernetesVersion: "1.35"', 'gpuinfra:kubernetesVersion: "1.31"')
     assert '"1.31"' in text

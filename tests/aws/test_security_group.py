@@ -35,7 +35,9 @@ def test_no_rule_is_open_to_the_world(dev_plan: Plan, prod_plan: Plan) -> None:
 
 
 def test_no_admin_networks_means_no_rules(build_stack_plan: BuildStack) -> None:
-    plan = build_stack_plan("dev", {"adminCidrs": [], "apiEndpointPublic": False})
+    plan = build_stack_plan(
+        "dev", {"adminCidrs": [], "apiEndpointPublic": False, "gpuLayer": "separate"}
+    )
     assert plan.of_type(RULE) == []
     assert len(plan.of_type("aws:ec2/securityGroup:SecurityGroup")) == 1
 

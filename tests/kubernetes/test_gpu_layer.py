@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from gpuinfra.engine import Plan, RecordedResource
-from tests.conftest import BuildStack
+from tests.conftest import BuildStack, gpu_layer_plan
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 JOB = "kubernetes:batch/v1:Job"
@@ -56,10 +58,10 @@ def test_device_plugin_hardening_and_pinned_image(k8s_plan: Plan) -> None:
 
 
 def test_no_device_plugin_where_the_platform_runs_one(build_stack_plan: BuildStack) -> None:
-    ali = build_stack_plan("alicloud-dev")
+    ali = gpu_layer_plan("alicloud-dev")
     names = [r.inputs["metadata"]["name"] for r in ali.of_type(DAEMONSET)]
     assert "nvidia-device-plugin" not in names and "dcgm-exporter" in names
-    forced = build_stack_plan("alicloud-dev", {"devicePlugin": "always"})
+    forced = gpu_layer_plan("alicloud-dev", layer={"devicePlugin": "always"})
     assert "nvidia-device-plugin" in [
         r.inputs["metadata"]["name"] for r in forced.of_type(DAEMONSET)
     ]
@@ -84,13 +86,21 @@ def test_time_slicing_and_mig_go_into_the_plugin_config(build_stack_plan: BuildS
     ]
 
 
-def test_dcgm_sys_admin_only_with_profiling(build_stack_plan: BuildStack) -> None:
+def test_dcgm_exporter_runs_as_upstream_gives_it(build_stack_plan: BuildStack) -> None:
+    """Root for the kubelet's root-only pod-resources socket (else no metric names a pod),
+    SYS_ADMIN as upstream's manifest gives it, profiling or not; nothing else."""
     for profiling in (False, True):
         plan = build_stack_plan("dev", {"dcgmProfilingMetrics": profiling})
         pod = _pod(_named(plan, DAEMONSET, "dcgm-exporter"))
         [container] = pod["containers"]
-        added = container["securityContext"]["capabilities"].get("add", [])
-        assert (added == ["SYS_ADMIN"]) is profiling
+        security = container["securityContext"]
+        assert security["runAsUser"] == 0 and security["runAsNonRoot"] is False
+        assert security["capabilities"] == {"drop": ["ALL"], "add": ["SYS_ADMIN"]}
+        assert security["allowPrivilegeEscalation"] is False
+        env = {e["name"]: e.get("value") for e in container["env"]}
+        assert env["DCGM_EXPORTER_KUBERNETES"] == "true"
+        [socket] = [m for m in container["volumeMounts"] if m["name"] == "pod-resources"]
+        assert socket["mountPath"] == "/var/lib/kubelet/pod-resources" and socket["readOnly"]
         counters = next(
             r for r in plan.of_type("kubernetes:core/v1:ConfigMap")
             if r.inputs["metadata"]["name"] == "dcgm-exporter-counters"
@@ -104,17 +114,114 @@ def test_dcgm_sys_admin_only_with_profiling(build_stack_plan: BuildStack) -> Non
         ]
 
 
-def test_service_monitor_and_dashboard(dev_plan: Plan, k8s_plan: Plan) -> None:
-    monitor = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
-    assert dev_plan.of_type(monitor) == []
-    assert len(k8s_plan.of_type(monitor)) == 1
-    dashboards = [
-        r for r in k8s_plan.of_type("kubernetes:core/v1:ConfigMap")
+MONITOR = "kubernetes:monitoring.coreos.com/v1:ServiceMonitor"
+
+
+def test_service_monitor_keeps_the_pod_labels_and_is_selected(
+    dev_plan: Plan, k8s_plan: Plan, build_stack_plan: BuildStack
+) -> None:
+    """honorLabels keeps dcgm-exporter's pod/namespace (else Prometheus renames them
+    exported_* and names the exporter); `release` is what kube-prometheus-stack selects."""
+    assert dev_plan.of_type(MONITOR) == []
+    [monitor] = k8s_plan.of_type(MONITOR)
+    [endpoint] = monitor.inputs["spec"]["endpoints"]
+    assert endpoint["honorLabels"] is True and endpoint["port"] == "metrics"
+    assert monitor.inputs["metadata"]["labels"]["release"] == "kube-prometheus-stack"
+    mine = build_stack_plan("k8s-dev", {"monitoringPrometheusRelease": "prom"})
+    assert mine.one(MONITOR).inputs["metadata"]["labels"]["release"] == "prom"
+    none = build_stack_plan("k8s-dev", {"monitoringPrometheusRelease": ""})
+    assert "release" not in none.one(MONITOR).inputs["metadata"]["labels"]
+
+
+def _dashboard(plan: Plan) -> dict[str, Any]:
+    import json
+
+    [dashboard] = [
+        r for r in plan.of_type("kubernetes:core/v1:ConfigMap")
         if r.inputs["metadata"]["labels"].get("grafana_dashboard") == "1"
     ]  # fmt: skip
-    [dashboard] = dashboards
-    text = dashboard.inputs["data"]["gpuinfra-gpus.json"]
-    assert "by (Hostname)" in text and "by (namespace, pod)" in text
+    return dict(json.loads(dashboard.inputs["data"]["gpuinfra-gpus.json"]))
+
+
+def test_dashboard_names_nodes_with_either_exporters_label(k8s_plan: Plan) -> None:
+    """dcgm-exporter 4.5.3-4.8.2 writes `Hostname`, main writes `hostname`: every per-node
+    panel copies `hostname` into `Hostname` before grouping by it."""
+    exprs = [t["expr"] for p in _dashboard(k8s_plan)["panels"] for t in p.get("targets", [])]
+    per_node = [e for e in exprs if "by (Hostname" in e]
+    assert len(per_node) == 7
+    for expr in per_node:
+        selectors = expr.count("DCGM_FI_")
+        assert expr.count("label_replace(DCGM_FI_") == selectors, expr
+        assert expr.count('"Hostname", "$1", "hostname", "(.+)"') == selectors, expr
+    assert any("by (namespace, pod)" in e for e in exprs)
+
+
+def _template_hash(plan: Plan, name: str) -> str:
+    annotations = _named(plan, DAEMONSET, name).inputs["spec"]["template"]["metadata"]
+    return str(annotations["annotations"]["gpuinfra.io/config-sha256"])
+
+
+def test_daemonsets_roll_when_the_file_they_read_at_start_changes(
+    build_stack_plan: BuildStack, k8s_plan: Plan
+) -> None:
+    """The plugin reads its config, the exporter its counters, once: a changed ConfigMap
+    must change the pod template, or nothing restarts."""
+    sliced = build_stack_plan("k8s-dev", {"devicePluginTimeSlicingReplicas": 4})
+    assert _template_hash(sliced, "nvidia-device-plugin") != _template_hash(
+        k8s_plan, "nvidia-device-plugin"
+    )
+    assert _template_hash(sliced, "dcgm-exporter") == _template_hash(k8s_plan, "dcgm-exporter")
+    unprofiled = build_stack_plan("k8s-dev", {"dcgmProfilingMetrics": False})
+    assert _template_hash(unprofiled, "dcgm-exporter") != _template_hash(k8s_plan, "dcgm-exporter")
+    daemonset = _named(k8s_plan, DAEMONSET, "nvidia-device-plugin").inputs
+    assert "gpuinfra.io/config-sha256" not in daemonset["metadata"]["annotations"]
+
+
+GPU_POOLS = {
+    "dev": ("aws:eks/nodeGroup:NodeGroup", "gpuinfra-dev-gpu-nodes", "labels"),
+    "alicloud-dev": ("alicloud:cs/nodePool:NodePool", "gpuinfra-alicloud-dev-gpu-pool", "labels"),
+    "tencentcloud-dev": (
+        "tencentcloud:Kubernetes/nodePool:NodePool",
+        "gpuinfra-tencentcloud-dev-gpu-pool",
+        "labels",
+    ),
+}
+
+
+def _labels(value: Any) -> dict[str, str]:
+    if isinstance(value, list):  # ACK: [{key, value}]
+        return {item["key"]: item["value"] for item in value}
+    return dict(value)
+
+
+@pytest.mark.parametrize("stack", sorted(GPU_POOLS))
+def test_gpu_selectors_are_labels_the_gpu_pool_sets(
+    stack: str, build_stack_plan: BuildStack
+) -> None:
+    """Every label the GPU DaemonSets and Jobs select on is one the cloud's GPU node pool
+    puts on its nodes (EKS node group / ACK / TKE node pool `labels`)."""
+    type_, name, field = GPU_POOLS[stack]
+    pool = build_stack_plan(stack).one(type_, name)
+    node_labels = _labels(pool.inputs[field])
+    layer = gpu_layer_plan(stack, layer={"trainingJobs": [{"name": "a"}]})
+    selectors = [_pod(ds)["nodeSelector"] for ds in layer.of_type(DAEMONSET)]
+    selectors += [_pod(job)["nodeSelector"] for job in layer.of_type(JOB)]
+    assert selectors
+    for selector in selectors:
+        assert selector and selector.items() <= node_labels.items(), (selector, node_labels)
+
+
+def test_existing_cluster_must_name_its_gpu_node_label() -> None:
+    """Nothing labels GPU nodes on a plain cluster: no default, and the message says which
+    labels real setups carry."""
+    from components.settings import SettingsError
+    from tests.conftest import build
+
+    with pytest.raises(SettingsError) as caught:
+        build("k8s-dev", {"existingGpuNodeLabels": None})
+    [problem] = [str(p) for p in caught.value.problems]
+    assert problem.startswith("gpuinfra:existingGpuNodeLabels = (not set): required")
+    assert "nvidia.com/gpu.present=true" in problem and "pci-10de" in problem
 
 
 def test_namespaces_and_default_deny(k8s_plan: Plan) -> None:
@@ -134,7 +241,7 @@ def test_namespaces_and_default_deny(k8s_plan: Plan) -> None:
 
 
 def test_rrsa_label_on_the_alibaba_training_namespace(build_stack_plan: BuildStack) -> None:
-    plan = build_stack_plan("alicloud-dev")
+    plan = gpu_layer_plan("alicloud-dev")
     [training] = [
         r for r in plan.of_type("kubernetes:core/v1:Namespace")
         if r.inputs["metadata"]["name"] == "training"

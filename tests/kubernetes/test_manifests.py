@@ -13,9 +13,9 @@ import pytest
 
 from gpuinfra.engine import Plan
 from gpuinfra.manifests import kustomize_files, manifests, write_or_check
+from tests.kubernetes import crd_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
-CUSTOM_KINDS = {"ServiceMonitor"}  # CRDs: no schema in kubernetes-validate
 
 
 @pytest.mark.parametrize("version", ["1.31.0", "1.37.0"])
@@ -23,16 +23,18 @@ CUSTOM_KINDS = {"ServiceMonitor"}  # CRDs: no schema in kubernetes-validate
 def test_every_object_validates_strictly(
     stack: str, version: str, request: pytest.FixtureRequest
 ) -> None:
-    from tests.conftest import build
+    from tests.conftest import gpu_layer_plan
 
-    plan = request.getfixturevalue("k8s_plan") if stack == "k8s-dev" else build(stack)
+    plan = request.getfixturevalue("k8s_plan") if stack == "k8s-dev" else gpu_layer_plan(stack)
     objects = manifests(plan)
     assert objects, "the GPU layer rendered nothing"
     checked = 0
     for obj in objects:
-        if obj["kind"] in CUSTOM_KINDS:
-            continue
-        kubernetes_validate.validate(obj, version, strict=True)
+        if crd_schemas.has_schema(obj):
+            # Custom resources (kubernetes-validate has no CRD): the operator's own schema.
+            crd_schemas.validate(obj)
+        else:
+            kubernetes_validate.validate(obj, version, strict=True)
         checked += 1
     assert checked >= 8  # namespaces, policy, account, priority, DCGM objects at least
 
@@ -82,12 +84,12 @@ def _checkov() -> str:
 def test_checkov_finds_nothing_unexplained(stack: str, tmp_path: Path) -> None:
     """Every failed check must be skipped on its object with a reason (checkov.io/skipN).
     k8s/ as committed, and a spot cloud stack's objects (its spot reclaim drainer too)."""
-    from tests.conftest import build
+    from tests.conftest import gpu_layer_plan
 
     folder = ROOT / "k8s"
     if stack != "k8s-dev":
         folder = tmp_path / stack
-        write_or_check(build(stack), folder, check=False)
+        write_or_check(gpu_layer_plan(stack), folder, check=False)
         assert list(folder.glob("*spot-reclaim-drainer*"))
     env = {**os.environ, "BC_SKIP_MAPPING": "TRUE"}
     result = subprocess.run(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
@@ -9,9 +10,10 @@ import pytest
 
 from components.alicloud.nodepool import SPOT_RECLAIM_NOTICE as ALIBABA
 from components.kubernetes import spot_reclaim_agent as agent
+from components.kubernetes.labels import config_hash
 from components.kubernetes.spot_reclaim_drainer import AGENT_IMAGE, agent_source
 from components.tencentcloud.nodepool import SPOT_RECLAIM_NOTICE as TENCENT
-from tests.conftest import build
+from tests.conftest import gpu_layer_plan
 from tests.fake_http import Fake
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -55,8 +57,38 @@ def test_reclaim_is_seen_only_once_announced(serve: Callable[..., Fake], hardene
     assert agent.reclaim_scheduled(_env(announced.url, token=False)) == expected
 
 
+@pytest.mark.parametrize(
+    ("body", "utc"),
+    [
+        # CVM (https://intl.cloud.tencent.com/document/product/213/32487): the OS time, UTC+8.
+        ("2018-08-18 12:05:33", "2018-08-18T04:05:33+00:00"),
+        # ECS and EC2: ISO 8601 in UTC.
+        ("2015-01-05T18:02:00Z", "2015-01-05T18:02:00+00:00"),
+        ("2026-11-30T10:05:00+00:00", "2026-11-30T10:05:00+00:00"),
+    ],
+)
+def test_each_clouds_reclaim_time_format(serve: Callable[..., Fake], body: str, utc: str) -> None:
+    when = agent.parse_reclaim_time(body + "\n")
+    assert when is not None and when.astimezone(dt.timezone.utc).isoformat() == utc
+    tencent = serve(lambda *_: (200, body))
+    url = f"{tencent.url}/latest/meta-data/spot/termination-time"
+    assert agent.reclaim_scheduled({"TERMINATION_TIME_URL": url}) == body
+
+
+def test_the_drainer_rolls_when_the_agent_changes() -> None:
+    plan = gpu_layer_plan("tencentcloud-dev")
+    [ds] = [
+        r for r in plan.of_type(DAEMONSET) if r.inputs["metadata"]["name"] == "spot-reclaim-drainer"
+    ]
+    template = ds.inputs["spec"]["template"]["metadata"]["annotations"]
+    assert (
+        template["gpuinfra.io/config-sha256"]
+        == config_hash(agent_source())["gpuinfra.io/config-sha256"]
+    )
+
+
 def test_a_body_that_is_not_a_time_is_no_reclaim(serve: Callable[..., Fake]) -> None:
-    for body in ("", "404 - Not Found", "<html>maintenance</html>"):
+    for body in ("", "404 - Not Found", "<html>maintenance</html>", "2026-11-30T10:05"):
         odd = serve(lambda *_, body=body: (200, body))
         assert agent.reclaim_scheduled(_env(odd.url, token=False)) is None
     assert agent.reclaim_scheduled({"TERMINATION_TIME_URL": "http://127.0.0.1:9/x"}) is None
@@ -135,7 +167,7 @@ def test_drain_gives_up_at_the_deadline(serve: Callable[..., Fake]) -> None:
     ("stack", "notice"), [("alicloud-dev", ALIBABA), ("tencentcloud-dev", TENCENT)]
 )
 def test_runs_on_spot_gpu_nodes_of_ack_and_tke(stack: str, notice: Any) -> None:
-    plan = build(stack)
+    plan = gpu_layer_plan(stack)
     [ds] = [
         r for r in plan.of_type(DAEMONSET) if r.inputs["metadata"]["name"] == "spot-reclaim-drainer"
     ]
@@ -178,5 +210,6 @@ def test_runs_on_spot_gpu_nodes_of_ack_and_tke(stack: str, notice: Any) -> None:
     ],
 )
 def test_absent_where_nothing_needs_draining(stack: str, overrides: dict) -> None:
-    names = [r.inputs["metadata"]["name"] for r in build(stack, overrides).of_type(DAEMONSET)]
+    plan = gpu_layer_plan(stack, overrides)
+    names = [r.inputs["metadata"]["name"] for r in plan.of_type(DAEMONSET)]
     assert "spot-reclaim-drainer" not in names and "dcgm-exporter" in names

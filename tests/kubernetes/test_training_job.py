@@ -6,7 +6,7 @@ import pytest
 
 from components.settings import SettingsError
 from gpuinfra.engine import Plan, RecordedResource
-from tests.conftest import BuildStack, build
+from tests.conftest import BuildStack, build, gpu_layer_plan
 
 JOB = "kubernetes:batch/v1:Job"
 
@@ -75,7 +75,7 @@ def test_multi_node_is_indexed_with_a_headless_service(k8s_plan: Plan) -> None:
     assert env["MASTER_ADDR"]["value"] == f"resnet50-two-nodes-0.{pod['subdomain']}"
     assert env["NNODES"]["value"] == "2"
     assert "job-completion-index" in env["NODE_RANK"]["valueFrom"]["fieldRef"]["fieldPath"]
-    assert env["CHECKPOINT_URI"]["value"] == "s3://my-training-bucket/runs/resnet50-two-nodes/"
+    assert env["CHECKPOINT_URI"]["value"] == "s3://my-training-bucket/runs/resnet50-two-nodes"
     assert env["NCCL_DEBUG"]["value"] == "WARN"
 
 
@@ -89,7 +89,7 @@ def test_aws_job_checkpoints_into_the_stack_bucket(build_stack_plan: BuildStack)
         for e in job.inputs["spec"]["template"]["spec"]["containers"][0]["env"]
         if "value" in e
     }
-    assert env["CHECKPOINT_URI"] == f"{plan.outputs['bucketUri']}/smoke/"
+    assert env["CHECKPOINT_URI"] == f"{plan.outputs['bucketUri']}/smoke"
     assert job.inputs["spec"]["activeDeadlineSeconds"] == 3600
 
 
@@ -119,6 +119,11 @@ def _problems(stack: str, overrides: dict) -> list[str]:
             "must be retried",
         ),
         ({"name": "a", "env": {"MASTER_ADDR": "x"}}, "trainingJobs[0].env", "set by gpuinfra"),
+        (
+            {"name": "a", "env": {"STORAGE_ENDPOINT_URL": "x"}},
+            "trainingJobs[0].env",
+            "set by gpuinfra",
+        ),
         ({"name": "a", "memory": "lots"}, "trainingJobs[0].memory", "quantity"),
         ({"name": "a", "sharding": "zero3"}, "trainingJobs[0].sharding", "ddp or fsdp"),
         (
@@ -131,6 +136,17 @@ def _problems(stack: str, overrides: dict) -> list[str]:
             {"name": "a", "args": ["-m", "trainer"], "sharding": "fsdp"},
             "trainingJobs[0].sharding",
             "with `args` set",
+        ),
+        # /dev/shm counts against the memory limit: sized like the limit, it leaves nothing.
+        (
+            {"name": "a", "shmSizeGi": 16, "memory": "16Gi"},
+            "trainingJobs[0].shmSizeGi",
+            "at most half of it (8 GiB)",
+        ),
+        (
+            {"name": "a", "shmSizeGi": 9, "memory": "16000Mi"},
+            "trainingJobs[0].shmSizeGi",
+            "memory-backed",
         ),
     ],
 )
@@ -235,3 +251,124 @@ def test_bad_job_settings_exit_2_in_the_preview(tmp_path) -> None:  # type: igno
     for field in ("nodes", "gpusPerNode", "terminationGracePeriodSeconds", "colour"):
         assert f"gpuinfra:trainingJobs[0].{field}" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _env(job: RecordedResource) -> dict[str, str]:
+    [container] = job.inputs["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e["value"] for e in container["env"] if "value" in e}
+
+
+def test_shm_up_to_half_the_memory_limit_is_accepted(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan("dev", {"trainingJobs": [{"name": "a", "shmSizeGi": 8}]})
+    [shm] = [
+        v for v in _job(plan, "a").inputs["spec"]["template"]["spec"]["volumes"]
+        if v["name"] == "dshm"
+    ]  # fmt: skip
+    assert shm["emptyDir"]["sizeLimit"] == "8Gi"
+
+
+def test_jobs_do_not_block_pulumi_up(k8s_plan: Plan) -> None:
+    """pulumi-kubernetes would await each Job's completion (hours of training) and fail the
+    update after 10 minutes; the annotation turns that wait off."""
+    jobs = k8s_plan.of_type(JOB)
+    assert len(jobs) == 2
+    for job in jobs:
+        assert job.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+
+
+def test_a_changed_job_spec_replaces_the_job(k8s_plan: Plan) -> None:
+    """A Job's pod template is immutable: Pulumi replaces it (delete first)."""
+    for job in k8s_plan.of_type(JOB):
+        assert job.replace_on_changes == ["spec"]
+
+
+def test_training_pods_mount_no_api_token(k8s_plan: Plan, dev_plan: Plan) -> None:
+    """The identity webhooks project their own token; the trainer never calls the API."""
+    for job in k8s_plan.of_type(JOB):
+        assert job.inputs["spec"]["template"]["spec"]["automountServiceAccountToken"] is False
+
+
+ONE_JOB = {"trainingJobs": [{"name": "smoke"}]}
+
+
+@pytest.mark.parametrize(
+    ("stack", "scheme", "endpoint", "region"),
+    [
+        ("dev", "s3", "https://s3.us-east-1.amazonaws.com", "us-east-1"),
+        ("alicloud-dev", "oss", "https://oss-cn-hangzhou-internal.aliyuncs.com", "cn-hangzhou"),
+        ("tencentcloud-dev", "cosn", "https://cos.ap-guangzhou.myqcloud.com", "ap-guangzhou"),
+    ],
+)
+def test_every_clouds_job_carries_the_trainer_contract(
+    stack: str, scheme: str, endpoint: str, region: str
+) -> None:
+    """The Job -> trainer contract (CHECKPOINT_URI with the cloud's scheme, the bucket's
+    S3-compatible endpoint and region); the identity env is the platform webhook's."""
+    plan = gpu_layer_plan(stack, layer=ONE_JOB)
+    env = _env(_job(plan, "smoke"))
+    bucket = plan.outputs["bucketUri"].split("://", 1)[1]
+    assert env["CHECKPOINT_URI"] == f"{scheme}://{bucket}/smoke"
+    assert env["STORAGE_ENDPOINT_URL"] == endpoint
+    assert env["STORAGE_REGION"] == region
+    assert not {k for k in env if "SECRET" in k or "ACCESS_KEY" in k}
+
+
+def test_an_existing_clusters_job_keeps_its_configured_bucket(k8s_plan: Plan) -> None:
+    env = _env(_job(k8s_plan, "resnet50-single"))
+    assert env["CHECKPOINT_URI"] == "s3://my-training-bucket/runs/resnet50-single"
+    assert env["STORAGE_REGION"] == "us-east-1"
+    assert "STORAGE_ENDPOINT_URL" not in env  # AWS S3: botocore's own endpoint
+    plan = build(
+        "k8s-dev",
+        {
+            "existingBucketUri": "oss://team-bucket/runs",
+            "existingBucketEndpoint": "https://oss-cn-beijing-internal.aliyuncs.com",
+            "existingBucketRegion": "cn-beijing",
+        },
+    )
+    env = _env(_job(plan, "resnet50-single"))
+    assert env["CHECKPOINT_URI"] == "oss://team-bucket/runs/resnet50-single"
+    assert env["STORAGE_ENDPOINT_URL"] == "https://oss-cn-beijing-internal.aliyuncs.com"
+
+
+def test_the_preview_says_a_changed_job_restarts_training(k8s_plan: Plan) -> None:
+    """The PR diff marks a changed Job as a replacement (training restarts from its last
+    checkpoint), not as an in-place update; other changes stay updates."""
+    import datetime as dt
+
+    from gpuinfra import report
+    from gpuinfra.diff import diff_plans
+    from gpuinfra.render import plan_json
+
+    base = plan_json(k8s_plan, "kubernetes")
+    jobs = [
+        {"name": "resnet50-single", "gpusPerNode": 1, "nodes": 1, "backoffLimit": 5},
+        {"name": "resnet50-two-nodes", "nodes": 2, "shmSizeGi": 16, "memory": "32Gi",
+         "terminationGracePeriodSeconds": 180, "backoffLimit": 2, "env": {"NCCL_DEBUG": "WARN"}},
+    ]  # fmt: skip
+    head = plan_json(build("k8s-dev", {"trainingJobs": jobs, "dcgmProfilingMetrics": False}), "k")
+    d = diff_plans(base, head, dt.date(2026, 11, 30))
+    changed = {c["name"]: c for c in d["changed"]}
+    job = changed["gpuinfra-k8s-dev-resnet50-single-job"]
+    assert job["action"] == "replace"
+    assert {"path": "spec.backoffLimit", "old": 3, "new": 5} in job["changes"]
+    assert "gpuinfra-k8s-dev-resnet50-two-nodes-job" not in changed
+    # pulumi-kubernetes replaces a ConfigMap whose data changes (force_new.py), but that is
+    # no training restart.
+    counters = changed["gpuinfra-k8s-dev-dcgm-counters"]
+    assert (
+        counters["action"] == "replace"
+        and "training" not in report.text_diff(d).split("dcgm-counters")[1].splitlines()[0]
+    )
+    text = report.text_diff(d)
+    assert "resnet50-single-job (replace: training restarts from its last checkpoint" in text
+    assert "training restarts from its last checkpoint" in report.markdown(
+        head, _costs(head), [], d
+    )
+
+
+def _costs(doc: dict):  # type: ignore[no-untyped-def]
+    from gpuinfra.cost import estimate
+    from gpuinfra.planview import from_json
+
+    return estimate(from_json(doc))

@@ -1,3 +1,4 @@
+# ruff: noqa: E501
 """The CrossGuard pack imports without starting its server and runs the shared rules."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import yaml
 
 from gpuinfra.policy_rules import RULES
 
-from .conftest import PACK, resource, run
+from .conftest import PACK, PACK_VERSION, resource, run
 
 
 def test_one_policy_per_rule_plus_accepted_variants(pack: ModuleType) -> None:
@@ -36,7 +37,15 @@ def test_pack_sees_protect(pack: ModuleType) -> None:
 
 
 def test_pack_files() -> None:
+    """PulumiPolicy.yaml as pulumi/pulumi reads it: `runtime` is a ProjectRuntimeInfo (a name,
+    or `{name, options}`; sdk/go/common/workspace/project.go `PolicyPackProject`), the Python
+    host takes `options.virtualenv` relative to the pack (pulumi-language-python main.go
+    `parseOptions`), and `version` is the pack's version (the Python SDK reports 0.0.1)."""
     root = PACK.parent
-    runtime = yaml.safe_load((root / "PulumiPolicy.yaml").read_text())["runtime"]
-    assert runtime["name"] == "python" and runtime["options"]["virtualenv"] == "venv"
-    assert "pulumi-policy" in (root / "requirements.txt").read_text()
+    project = yaml.safe_load((root / "PulumiPolicy.yaml").read_text())
+    assert project["runtime"] == {"name": "python", "options": {"virtualenv": "venv"}}
+    assert project["version"] == PACK_VERSION and isinstance(project["version"], str)
+    assert set(project) <= {"runtime", "version", "main", "description", "author", "website", "license"}  # fmt: skip
+    requirements = (root / "requirements.txt").read_text()
+    assert "pulumi-policy" in requirements and "pulumi>=" in requirements
+    assert "policy/venv" in (root.parent / ".gitignore").read_text()

@@ -20,6 +20,8 @@ from gpuinfra.policy_rules.storage import (
 )
 from gpuinfra.policy_rules.workloads import (
     container_resource_limits,
+    helm_release_contents_unchecked,
+    helm_release_pinned,
     image_pinned,
     image_problem,
     training_job_checkpoints_periodically,
@@ -307,3 +309,45 @@ def test_every_rule_has_a_unique_id_and_a_level() -> None:
 
 def test_view_type_is_shared() -> None:
     assert isinstance(view([]), StackView)
+
+
+# --- Helm releases ------------------------------------------------------------------------
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+@pytest.mark.parametrize(
+    "inputs, problems",
+    [
+        ({"chart": "kube-prometheus-stack", "version": "81.6.2", "values": {"grafana": {"image": {"tag": "11.2.0"}}}}, 0),
+        ({"chart": "kube-prometheus-stack", "version": "^81.0.0"}, 1),
+        ({"chart": "kube-prometheus-stack"}, 1),  # no version: the newest, whatever it is
+        ({"chart": "kube-prometheus-stack", "version": "81.6.2", "values": {"grafana": {"image": {"tag": "latest"}}}}, 1),
+        ({"chart": "x", "version": "1.0.0", "values": {"sidecars": [{"image": "busybox"}]}}, 1),
+    ],
+)  # fmt: skip
+def test_helm_release_pinned(inputs: dict, problems: int) -> None:
+    assert check(helm_release_pinned, res(RELEASE, inputs)) == ["mandatory"] * problems
+
+
+def test_helm_release_contents_are_said_to_be_unchecked() -> None:
+    release = res(RELEASE, {"chart": "kube-prometheus-stack", "version": "81.6.2"})
+    assert check(helm_release_contents_unchecked, release) == ["advisory"]
+    assert check(container_resource_limits, release) == []  # what the advisory is about
+
+
+def test_tke_endpoint_with_a_group_of_unknown_id_has_a_group() -> None:
+    """A security group created in the same stack has an unknown id during a preview."""
+    from gpuinfra.planview import UNKNOWN
+
+    endpoint = "tencentcloud:Kubernetes/clusterEndpoint:ClusterEndpoint"
+    assert (
+        check(
+            cluster_endpoint_not_world_open,
+            res(endpoint, {"clusterInternet": True, "clusterInternetSecurityGroup": UNKNOWN}),
+        )
+        == []
+    )
+    assert check(
+        cluster_endpoint_not_world_open,
+        res(endpoint, {"clusterInternet": True, "clusterInternetSecurityGroup": ""}),
+    ) == ["mandatory"]

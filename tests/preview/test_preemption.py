@@ -11,7 +11,7 @@ import pytest
 from gpuinfra import cost, planview
 from gpuinfra.preemption import DRAINER_DAEMONSET, exposures
 from gpuinfra.trainer_args import checkpoint_interval
-from tests.conftest import ROOT, build
+from tests.conftest import ROOT, build, gpu_layer_plan
 
 JOBS = [
     {"name": "one-gpu"},
@@ -121,7 +121,13 @@ def test_who_drains_a_reclaimed_spot_node() -> None:
         "k8s-dev": None,
     }
     for stack, drainer in expected.items():
-        plan = build(stack, jobs if stack != "k8s-dev" else None)
+        plan = (
+            build(stack)
+            if stack == "k8s-dev"
+            else gpu_layer_plan(stack, layer=jobs)
+            if stack != "dev"
+            else build(stack, jobs)
+        )
         view = planview.from_plan(plan, plan.outputs["cloud"])
         found = exposures(view, cost.assumptions(view))
         assert found and {e.drained_by for e in found} == {drainer}, stack

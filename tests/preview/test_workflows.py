@@ -259,7 +259,7 @@ def test_pack_starts_from_the_venv_the_workflow_makes(runner_checkout: Path) -> 
                 analyzer_pb2.AnalyzeStackRequest(resources=[bucket]), timeout=60
             )
         found = {d.policyName for d in response.diagnostics}
-        assert "bucket-encrypted" in found, found
+        assert "bucket-encrypted-stack" in found, found
     finally:
         process.kill()
         process.communicate(timeout=10)

@@ -59,7 +59,7 @@ def test_secrets_encrypted_with_the_stacks_kms_key(tc_plan: Plan) -> None:
 
 
 def test_private_endpoint_when_not_public() -> None:
-    plan = build_tc({"apiEndpointPublic": False})
+    plan = build_tc({"apiEndpointPublic": False, "gpuLayer": "separate"})
     endpoint = plan.one(ENDPOINT)
     assert endpoint.inputs["clusterIntranet"] is True
     assert endpoint.inputs["clusterInternet"] is False

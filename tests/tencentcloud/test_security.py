@@ -25,13 +25,15 @@ def test_admin_ports_only_from_admin_networks(tc_plan: Plan) -> None:
 
 
 def test_no_admin_rule_without_admin_networks() -> None:
-    plan = build_tc({"adminCidrs": [], "apiEndpointPublic": False})
+    plan = build_tc({"adminCidrs": [], "apiEndpointPublic": False, "gpuLayer": "separate"})
     admin = rules_of(plan, "admin-sg").inputs
     assert not admin.get("ingresses")
 
 
 def test_ipv6_admin_network() -> None:
-    plan = build_tc({"adminCidrs": ["2001:db8::/48"], "apiEndpointPublic": False})
+    plan = build_tc(
+        {"adminCidrs": ["2001:db8::/48"], "apiEndpointPublic": False, "gpuLayer": "separate"}
+    )
     ingresses = rules_of(plan, "admin-sg").inputs["ingresses"]
     assert {r["ipv6CidrBlock"] for r in ingresses} == {"2001:db8::/48"}
     assert not any(r.get("cidrBlock") for r in ingresses)

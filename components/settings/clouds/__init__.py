@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from . import alicloud, aws, kubernetes, tencentcloud
+from . import alicloud, aws, kubernetes, tencentcloud, volcengine
 from .rules import CloudRules
 
 RULES: dict[str, CloudRules] = {
     rules.cloud: rules
-    for rules in (aws.RULES, alicloud.RULES, tencentcloud.RULES, kubernetes.RULES)
+    for rules in (aws.RULES, alicloud.RULES, tencentcloud.RULES, volcengine.RULES, kubernetes.RULES)
 }
 
 __all__ = ["RULES", "CloudRules"]
