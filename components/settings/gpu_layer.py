@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from . import datasets
+from .datasets import DatasetSettings
 from .reader import ConfigReader
 
 DevicePluginMode = Literal["auto", "always", "never"]
@@ -42,6 +44,7 @@ RESERVED_ENV = (
     "MASTER_PORT",
     "NNODES",
     "NODE_RANK",
+    "DATASET_DIR",
 )
 """Set on every training Job by gpuinfra (the Job -> trainer contract, and torchrun's)."""
 
@@ -70,6 +73,7 @@ _JOB_FIELDS = (
     "shmSizeGi",
     "cpu",
     "memory",
+    "dataset",
 )
 
 
@@ -93,6 +97,8 @@ class TrainingJobSettings:
     shm_size_gi: int
     cpu: str
     memory: str
+    dataset: DatasetSettings | None = None
+    """Where the Job's data comes from and how it reaches the pod; None: the image's own."""
 
 
 @dataclass(frozen=True)
@@ -347,6 +353,12 @@ def _job(
             "rest to the trainer; lower shmSizeGi or raise memory",
         )
 
+    dataset = None
+    if "dataset" in raw:
+        dataset, problems = datasets.parse(raw["dataset"])
+        for field, value, allowed in problems:
+            j.problem(field, value, allowed)
+
     command, args = j.strings("command"), j.strings("args")
     if not j.ok:
         return None
@@ -366,4 +378,5 @@ def _job(
         shm_size_gi=shm,
         cpu=cpu,
         memory=memory,
+        dataset=dataset,
     )
