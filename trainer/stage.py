@@ -257,9 +257,9 @@ class Stager:
             self.source,
             result.objects,
             result.copied,
-            need / 1e6,
+            result.copied_bytes / 1e6,
             seconds,
-            need / 1e6 / max(seconds, 1e-9),
+            result.copied_bytes / 1e6 / max(seconds, 1e-9),
             result.objects - result.copied,
             deleted,
         )
@@ -311,7 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:
         return exit_codes.OK if e.code == 0 else exit_codes.USER_ERROR
     options = RemoteOptions(
-        args.storage_endpoint_url, args.storage_region, args.sts_endpoint_url, args.s3_addressing_style
+        args.storage_endpoint_url,
+        args.storage_region,
+        args.sts_endpoint_url,
+        args.s3_addressing_style,
     )
     try:
         stage(args.source, args.dest, options, args.verify, max(1, args.workers))

@@ -142,7 +142,10 @@ def test_changed_and_removed_objects_are_synced_and_a_damaged_copy_is_replaced(
     ]
     assert Path(cache, "class0", "0.png").read_bytes() == b"new bytes"
     assert not Path(cache, "class1", "2.png").exists()
-    assert Path(cache, "class1", "1.png").read_bytes() == Path(original, "class1", "1.png").read_bytes()
+    assert (
+        Path(cache, "class1", "1.png").read_bytes()
+        == Path(original, "class1", "1.png").read_bytes()
+    )
 
 
 def test_a_download_that_differs_from_its_etag_is_fetched_again_then_fails(
@@ -181,9 +184,7 @@ def test_a_download_that_differs_from_its_etag_is_fetched_again_then_fails(
     assert main(["--source", SOURCE, "--dest", str(tmp_path / "sized"), "--verify=size"]) == 0
 
 
-def test_two_pods_on_one_node_copy_once(
-    tmp_path: Path, moto_s3: RecordingMoto, irsa: None
-) -> None:
+def test_two_pods_on_one_node_copy_once(tmp_path: Path, moto_s3: RecordingMoto, irsa: None) -> None:
     _upload(moto_s3, make_image_folder(str(tmp_path / "original"), classes=2, per_class=4))
     cache = str(tmp_path / "cache")
     results: list[Any] = []
@@ -217,6 +218,7 @@ def test_user_errors_exit_64_with_one_line(
     assert "ALIBABA_CLOUD_ROLE_ARN" in capsys.readouterr().err
 
     _upload(moto_s3, make_image_folder(str(tmp_path / "original"), classes=1, per_class=2))
+
     class Full:
         free = 10
 
