@@ -193,8 +193,18 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="timed train steps of --model (default 3 on cuda, 0 = not timed on cpu)",
     )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads of this process (default 1: as in trainer.bench.benchmark, on a "
+        "shared VM threads that wait for a busy core slow the 0-worker loader and the model "
+        "step; loader workers run 1 thread each anyway; 0 keeps torch's default)",
+    )
     p.add_argument("--json", help="also write the figures here")
     args = p.parse_args(argv)
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     started = time.perf_counter()
     device = torch.device(args.device)
     model_steps = (
