@@ -225,7 +225,9 @@ class JobDataset(pulumi.ComponentResource):
             raise ValueError(f"{args.job_name}: access mount on a platform without a CSI driver")
         prefix = args.dataset.source.strip("/")
         volume = pv_name(args.namespace, args.job_name)
-        attributes = pulumi.Output.all(**dict(mount.attributes)) if mount.attributes else {}
+        attributes: pulumi.Input[dict[str, Any]] = (
+            pulumi.Output.all(**dict(mount.attributes)) if mount.attributes else {}
+        )
         source = pulumi.Output.all(args.bucket.name, attributes).apply(
             lambda known: _with_handle(
                 mount_spec(mount, args.bucket, prefix, dict(known[1]), str(known[0])),
