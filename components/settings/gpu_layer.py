@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from . import datasets
+from .datasets import DatasetSettings
 from .gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
 from .reader import ConfigReader
 
@@ -43,6 +45,7 @@ RESERVED_ENV = (
     "MASTER_PORT",
     "NNODES",
     "NODE_RANK",
+    "DATASET_DIR",
 )
 """Set on every training Job by gpuinfra (the Job -> trainer contract, and torchrun's)."""
 
@@ -71,6 +74,7 @@ _JOB_FIELDS = (
     "shmSizeGi",
     "cpu",
     "memory",
+    "dataset",
 )
 
 
@@ -94,6 +98,8 @@ class TrainingJobSettings:
     shm_size_gi: int
     cpu: str
     memory: str
+    dataset: DatasetSettings | None = None
+    """Where the Job's data comes from and how it reaches the pod; None: the image's own."""
 
 
 @dataclass(frozen=True)
@@ -350,6 +356,12 @@ def _job(
             "rest to the trainer; lower shmSizeGi or raise memory",
         )
 
+    dataset = None
+    if "dataset" in raw:
+        dataset, problems = datasets.parse(raw["dataset"])
+        for field, value, allowed in problems:
+            j.problem(field, value, allowed)
+
     command, args = j.strings("command"), j.strings("args")
     if not j.ok:
         return None
@@ -369,4 +381,5 @@ def _job(
         shm_size_gi=shm,
         cpu=cpu,
         memory=memory,
+        dataset=dataset,
     )

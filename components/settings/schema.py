@@ -394,7 +394,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "Restartable training Jobs, one mapping each: name (required), image, command, args, "
         "env, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
         "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
-        "shmSizeGi, cpu, memory. See the README's Training Jobs section.",
+        "shmSizeGi, cpu, memory, dataset (source, access mount|stage|stream, mountPath, "
+        "nodeCachePath). See the README's Training Jobs and Datasets sections.",
     ),
     # bring your own cluster (cloud: kubernetes)
     _k(
