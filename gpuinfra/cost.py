@@ -771,6 +771,9 @@ _FREE_VOLC = (
     "VKE add-ons run on the nodes priced above)"
 )
 NOT_BILLED: dict[str, str] = {
+    # the Mountpoint for S3 CSI add-on: EKS add-ons carry no fee of their own (their pods run
+    # on the nodes priced above; S3 requests are billed with the bucket)
+    "aws:eks/addon:Addon": _FREE_AWS,
     **{
         t: _FREE_AWS
         for t in (
@@ -874,6 +877,12 @@ def not_billed(resource: Resource) -> str | None:
     if t == "kubernetes:core/v1:Service":
         kind = (resource.inputs.get("spec") or {}).get("type")
         return None if kind == "LoadBalancer" else "runs on the nodes priced above"
+    if t == "kubernetes:core/v1:PersistentVolumeClaim" and (resource.inputs.get("spec") or {}).get(
+        "volumeName"
+    ):
+        # a static claim (datasets): it binds the PersistentVolume the stack declares and
+        # provisions no disk; the bucket's requests are priced with the bucket
+        return "binds a volume of this stack: no disk provisioned"
     if t.startswith("kubernetes:") and t != "kubernetes:core/v1:PersistentVolumeClaim":
         return "runs on the nodes priced above"
     return None

@@ -22,6 +22,7 @@ from components.cluster_handle import (
 )
 from components.deploy_from import deploy_from
 from components.settings import Problem, Settings, SettingsError
+from components.settings.datasets import PLATFORMS, DatasetPlatform, platform_problems
 
 CLUSTER_HANDLE_OUTPUT = "clusterHandle"
 
@@ -64,11 +65,27 @@ def build(settings: Settings) -> ClusterHandle:
     return handle
 
 
+def _datasets_fit(settings: Settings, handle: ClusterHandle) -> list[Problem]:
+    """Datasets the cluster stack's platform cannot serve (settings knew only `kubernetes`)."""
+    mount = handle.dataset_mount
+    no_mount = PLATFORMS.get(handle.cloud, DatasetPlatform("", None, "")).no_mount
+    return [
+        Problem(f"gpuinfra:trainingJobs[{i}].{field}", value, allowed)
+        for i, job in enumerate(settings.gpu_layer.training_jobs)
+        if job.dataset is not None
+        for field, value, allowed in platform_problems(
+            job.dataset,
+            scheme=handle.bucket.scheme,
+            mount_driver=mount.driver if mount else None,
+            no_mount=no_mount or f"the cluster stack ({handle.cloud}) has no dataset CSI driver",
+        )
+    ]
+
+
 def _jobs_fit(settings: Settings, handle: ClusterHandle) -> None:
-    """Jobs were checked against 1-16 GPUs per node; the cluster stack knows its pool's."""
-    have = handle.gpus_per_node
-    if have is None:
-        return
+    """Jobs were checked against 1-16 GPUs per node and no platform; the cluster stack knows
+    its pool's GPUs and what its platform offers datasets."""
+    have = handle.gpus_per_node or 512
     problems = [
         Problem(
             f"gpuinfra:trainingJobs[{i}].gpusPerNode",
@@ -79,6 +96,7 @@ def _jobs_fit(settings: Settings, handle: ClusterHandle) -> None:
         for i, job in enumerate(settings.gpu_layer.training_jobs)
         if job.gpus_per_node > have
     ]
+    problems += _datasets_fit(settings, handle)
     if problems:
         raise SettingsError(settings.stack, problems)
 

@@ -22,7 +22,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from trainer import __version__, exit_codes
+from trainer import __version__, exit_codes, shards
 from trainer.checkpoint import (
     FORMAT_DCP,
     FORMAT_FILE,
@@ -41,6 +41,7 @@ from trainer.data import DataSource, ImageFolderData, Step, SyntheticData, Synth
 from trainer.distributed import DistContext, init_distributed
 from trainer.errors import CheckpointError, UserError
 from trainer.models import GPT, SPECS, GPTShape, build_model, fsdp_units
+from trainer.remote import RemoteOptions
 from trainer.sharded import ShardedCheckpointer
 from trainer.storage import open_storage, probe_writable
 from trainer.tblog import TensorBoardLog
@@ -244,6 +245,26 @@ class Trainer:
             )
         spec = SPECS[cfg.model]
         image_size = cfg.image_size or spec.image_size
+        if cfg.data_dir and shards.is_shard_dataset(cfg.data_dir):
+            return shards.ShardData(
+                cfg.data_dir,
+                spec.channels,
+                image_size,
+                cfg.num_classes,
+                cfg.seed,
+                ctx.rank,
+                ctx.world,
+                cfg.batch_size,
+                self.accum,
+                cfg.workers,
+                pin_memory=self.device.type == "cuda",
+                options=RemoteOptions(
+                    cfg.storage_endpoint_url,
+                    cfg.storage_region,
+                    cfg.sts_endpoint_url,
+                    cfg.s3_addressing_style,
+                ),
+            )
         if cfg.data_dir:
             return ImageFolderData(
                 cfg.data_dir,

@@ -11,12 +11,13 @@ from components.cluster_handle import ClusterHandle
 from components.settings.gpu_layer import GpuLayerSettings
 
 from .cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
+from .datasets import JobDataset, JobDatasetArgs
 from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
 from .labels import app_labels
 from .namespaces import GpuNamespaces, GpuNamespacesArgs
 from .spot_reclaim_drainer import SpotReclaimDrainer, SpotReclaimDrainerArgs
-from .training_job import TrainingJob, TrainingJobArgs
+from .training_job import TrainingJob, TrainingJobArgs, storage_env
 
 SYSTEM_NAMESPACE = "gpu-system"
 MONITORING_NAMESPACE = "monitoring"
@@ -178,6 +179,27 @@ class GpuLayer(pulumi.ComponentResource):
         )
 
         for job in settings.training_jobs:
+            dataset = (
+                JobDataset(
+                    f"{name}-{job.name}",
+                    JobDatasetArgs(
+                        job_name=job.name,
+                        dataset=job.dataset,
+                        namespace=handle.training_namespace,
+                        bucket=handle.bucket,
+                        mount=handle.dataset_mount,
+                        stage_image=settings.trainer_image,
+                        storage_env=[
+                            e
+                            for e in storage_env(handle.bucket, job.name)
+                            if e["name"] != "CHECKPOINT_URI"
+                        ],
+                    ),
+                    opts=after_namespaces,
+                )
+                if job.dataset is not None
+                else None
+            )
             TrainingJob(
                 f"{name}-{job.name}",
                 TrainingJobArgs(
@@ -188,6 +210,7 @@ class GpuLayer(pulumi.ComponentResource):
                     bucket=handle.bucket,
                     gpu_node_labels=handle.gpu_node_labels,
                     gpu_taint=handle.gpu_taint,
+                    dataset=dataset.pod if dataset is not None else None,
                 ),
                 opts=pulumi.ResourceOptions(
                     parent=self,

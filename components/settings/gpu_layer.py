@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from . import datasets
+from .datasets import DatasetSettings
 from .gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
 from .reader import ConfigReader
 
@@ -46,6 +48,7 @@ RESERVED_ENV = (
     "MASTER_PORT",
     "NNODES",
     "NODE_RANK",
+    "DATASET_DIR",
 )
 """Set on every training Job by gpuinfra (the Job -> trainer contract, and torchrun's)."""
 
@@ -77,6 +80,7 @@ _JOB_FIELDS = (
     "sharding",
     "globalBatchSize",
     "microBatchSize",
+    "dataset",
 )
 
 
@@ -106,6 +110,8 @@ class TrainingJobSettings:
     """`--global-batch-size`: kept when a retry gets fewer or more GPUs (accumulation)."""
     micro_batch_size: int | None = None
     """`--batch-size` per GPU and accumulation round."""
+    dataset: DatasetSettings | None = None
+    """Where the Job's data comes from and how it reaches the pod; None: the image's own."""
 
 
 @dataclass(frozen=True)
@@ -362,6 +368,12 @@ def _job(
             "rest to the trainer; lower shmSizeGi or raise memory",
         )
 
+    dataset = None
+    if "dataset" in raw:
+        dataset, problems = datasets.parse(raw["dataset"])
+        for field, value, allowed in problems:
+            j.problem(field, value, allowed)
+
     command, args = j.strings("command"), j.strings("args")
     sharding, global_batch, micro_batch = _batching(j, nodes * gpus, args is not None)
     if not j.ok:
@@ -385,6 +397,7 @@ def _job(
         sharding=sharding,
         global_batch_size=global_batch,
         micro_batch_size=micro_batch,
+        dataset=dataset,
     )
 
 

@@ -394,9 +394,10 @@ KEYS: tuple[ConfigKey, ...] = (
         "Restartable training Jobs, one mapping each: name (required), image, command, args, "
         "env, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
         "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
-        "shmSizeGi, cpu, memory; for the default trainer command: sharding (ddp, or fsdp with "
-        "the GPT model), globalBatchSize (kept when a retry gets another number of GPUs) and "
-        "microBatchSize (per GPU). See the README's Training Jobs section.",
+        "shmSizeGi, cpu, memory, dataset (source, access mount|stage|stream, mountPath, "
+        "nodeCachePath); for the default trainer command: sharding (ddp, or fsdp with the GPT "
+        "model), globalBatchSize (kept when a retry gets another number of GPUs) and "
+        "microBatchSize (per GPU). See the README's Training Jobs and Datasets sections.",
     ),
     # bring your own cluster (cloud: kubernetes)
     _k(

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from gpuinfra.engine import Plan, run_program
 from gpuinfra.provider_rules import check_resources
 from gpuinfra.provider_rules.kubernetes import (
+    claim_binds_to_its_volume,
     custom_resource_after_its_crd,
     deployment_waits_for_nodes,
     job_needs_skip_await,
@@ -196,3 +197,35 @@ def test_the_gpu_layer_orders_its_service_monitor_after_kube_prometheus_stack() 
     [monitor] = plan.of_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
     [chart] = plan.of_type("kubernetes:helm.sh/v3:Release")
     assert chart.urn in monitor.dependencies
+
+
+def test_claim_binds_to_its_volume() -> None:
+    """The dataset claims of the shipped k8s-dev stack bind; each way of breaking the pairing
+    is refused, naming the field."""
+    assert claim_binds_to_its_volume.__doc__
+    plan = build("k8s-dev")
+    claims = [r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolumeClaim"]
+    assert claims and not check_resources(plan.resources)
+
+    def refusal_fields(change: Callable[[dict, dict], None]) -> list[str]:
+        broken = copy.deepcopy(plan.resources)
+        [claim] = [r for r in broken if r.type == "kubernetes:core/v1:PersistentVolumeClaim"]
+        [volume] = [r for r in broken if r.type == "kubernetes:core/v1:PersistentVolume"]
+        change(claim.inputs["spec"], volume.inputs["spec"])
+        return [
+            r.field
+            for r in check_resources(broken)
+            if r.rule == "kubernetes.claim_binds_to_its_volume"
+        ]
+
+    assert refusal_fields(lambda c, v: c.pop("storageClassName")) == ["spec.storageClassName"]
+    assert refusal_fields(lambda c, v: c.update(storageClassName="gp3")) == [
+        "spec.storageClassName"
+    ]
+    assert refusal_fields(lambda c, v: c.update(accessModes=["ReadWriteMany"])) == [
+        "spec.accessModes"
+    ]
+    assert refusal_fields(lambda c, v: c["resources"]["requests"].update(storage="2Gi")) == [
+        "spec.resources.requests.storage"
+    ]
+    assert refusal_fields(lambda c, v: v["claimRef"].update(name="other")) == ["spec.volumeName"]
