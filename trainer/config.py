@@ -283,7 +283,9 @@ def parse_args(argv: list[str] | None = None) -> Config:
         )
     if cfg.model == "gpt" and cfg.data_dir is not None:
         raise UserError(
-            "--data-dir is for the image models; --model gpt trains on synthetic tokens"
+            f"--data-dir (or env DATASET_DIR) {cfg.data_dir!r} is for the image models: image "
+            "folders and tar shards hold images with class labels; --model gpt trains on "
+            "synthetic tokens only (drop --data-dir and DATASET_DIR, or pick an image model)"
         )
     if cfg.model == "gpt" and cfg.gpt_dim % cfg.gpt_heads:
         raise UserError(f"--gpt-dim {cfg.gpt_dim} is not a multiple of --gpt-heads {cfg.gpt_heads}")

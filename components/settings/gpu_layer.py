@@ -376,6 +376,14 @@ def _job(
 
     command, args = j.strings("command"), j.strings("args")
     sharding, global_batch, micro_batch = _batching(j, nodes * gpus, args is not None)
+    if sharding == "fsdp" and dataset is not None and args is None:
+        j.problem(
+            "sharding",
+            sharding,
+            "with a dataset is refused: sharding fsdp runs the GPT decoder on synthetic tokens, "
+            "and a dataset holds images (tar shards or an image folder) that only the image "
+            "models read; use sharding ddp, or your own args",
+        )
     if not j.ok:
         return None
     return TrainingJobSettings(

@@ -137,6 +137,12 @@ def _problems(stack: str, overrides: dict) -> list[str]:
             "trainingJobs[0].sharding",
             "with `args` set",
         ),
+        # the default fsdp command trains GPT on synthetic tokens; a dataset holds images
+        (
+            {"name": "a", "sharding": "fsdp", "dataset": {"source": "datasets/imagenet"}},
+            "trainingJobs[0].sharding",
+            "only the image models read",
+        ),
         # /dev/shm counts against the memory limit: sized like the limit, it leaves nothing.
         (
             {"name": "a", "shmSizeGi": 16, "memory": "16Gi"},
@@ -205,6 +211,27 @@ def test_sharding_and_global_batch_become_trainer_arguments(build_stack_plan: Bu
     cnn = _job(plan, "cnn").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--model=resnet50" in cnn and "--global-batch-size=256" in cnn
     assert not any(a.startswith(("--sharding", "--batch-size")) for a in cnn)
+
+
+def test_a_dataset_and_a_global_batch_both_reach_the_trainer(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan(
+        "dev",
+        {
+            "trainingJobs": [
+                {
+                    "name": "imagenet",
+                    "sharding": "ddp",
+                    "microBatchSize": 32,
+                    "globalBatchSize": 256,  # 32 x 1 GPU x 8 accumulation rounds
+                    "dataset": {"source": "datasets/imagenet", "access": "stream"},
+                }
+            ],
+        },
+    )
+    args = _job(plan, "imagenet").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    trainer = args[args.index("trainer") + 1 :]
+    assert trainer[:3] == ["--model=resnet50", "--batch-size=32", "--global-batch-size=256"]
+    assert trainer[-1] == "--data-dir=$(DATASET_DIR)"
 
 
 def test_existing_cluster_refuses_cloud_keys_and_needs_a_bucket_for_jobs() -> None:

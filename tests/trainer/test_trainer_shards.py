@@ -22,6 +22,7 @@ from trainer_testlib import (
 )
 
 from trainer import exit_codes, shards
+from trainer.config import parse_args
 from trainer.remote import RemoteOptions
 from trainer.shards import BLOCK, INDEX, EpochOrder, ShardIndex, load_index, write_shards
 
@@ -117,6 +118,20 @@ def test_resume_from_local_shards_is_bit_identical(tmp_path: Path, shard_dir: st
     assert run_inprocess(args, hook=lambda t, s: seen.append(s)) == exit_codes.OK
     assert seen == [7, 8, 9, 10]
     assert_same(load_final(full), load_final(parted))
+
+
+def test_gpt_refuses_a_dataset_of_images(
+    tmp_path: Path, shard_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpt = ["--model=gpt", "--device=cpu", "--max-steps=1", f"--checkpoint-uri={tmp_path}/ck"]
+    for where in ([f"--data-dir={shard_dir}"], []):
+        if not where:  # what a Job's dataset sets
+            monkeypatch.setenv("DATASET_DIR", shard_dir)
+        with pytest.raises(shards.UserError) as caught:
+            parse_args([*gpt, *where])
+        message = str(caught.value)
+        assert shard_dir in message and "tar shards hold images" in message, message
+        assert "--model gpt trains on synthetic tokens only" in message, message
 
 
 def test_streamed_from_s3_with_irsa_trains_as_the_local_shards(
