@@ -13,8 +13,10 @@ import torch
 from object_stores import BUCKET, RecordingMoto
 from trainer_testlib import (
     assert_same,
+    checkpoint_steps,
     folder_args,
     load_final,
+    load_state,
     make_image_folder,
     run_cli,
     run_inprocess,
@@ -118,6 +120,25 @@ def test_resume_from_local_shards_is_bit_identical(tmp_path: Path, shard_dir: st
     assert run_inprocess(args, hook=lambda t, s: seen.append(s)) == exit_codes.OK
     assert seen == [7, 8, 9, 10]
     assert_same(load_final(full), load_final(parted))
+
+
+def test_resume_from_local_shards_with_gradient_accumulation_is_bit_identical(
+    tmp_path: Path, shard_dir: str
+) -> None:
+    """Micro-batches of 2, a global batch of 8: 4 accumulation rounds a step, each a ranged
+    read of its own samples; a stop mid-epoch resumes at samples seen = step x 8."""
+    accum = ("--batch-size=2", "--global-batch-size=8")
+    full, parted = str(tmp_path / "full"), str(tmp_path / "parted")
+    assert run_inprocess(folder_args(full, shard_dir, *accum, steps=10)) == exit_codes.OK
+    args = folder_args(parted, shard_dir, *accum, steps=10)
+    assert run_inprocess(args, hook=stop_at(6)) == exit_codes.PREEMPTED  # mid-epoch 2
+    seen: list[int] = []
+    assert run_inprocess(args, hook=lambda t, s: seen.append(s)) == exit_codes.OK
+    assert seen == [7, 8, 9, 10]
+    assert_same(load_final(full), load_final(parted))
+    # not a run without accumulation in disguise: 8 samples a step in rounds of 2
+    meta = load_state(parted, checkpoint_steps(parted)[-1])["meta"]
+    assert (meta["accumulation"], meta["global_batch"], meta["batch_size"]) == (4, 8, 2), meta
 
 
 def test_gpt_refuses_a_dataset_of_images(
