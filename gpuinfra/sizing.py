@@ -11,12 +11,15 @@ Formula (say it, so a user can check it):
   Models", 2022, eq. 1): s*b*h*(34 + 5*a*s/h) bytes; with full activation checkpointing
   only each layer's input is kept: 2*s*b*h bytes. fp32 doubles both.
 - reserve: CUDA context, allocator fragmentation and workspace: 10% of the above plus 1 GiB.
+- FSDP (the trainer's `--sharding fsdp`, ZeRO stage 3, within one node) shards weights,
+  gradients and optimizer state over the node's N GPUs: each holds states/N plus its own
+  activations (not sharded), and the reserve on that (10% + 1 GiB); what it saves per GPU is
+  the DDP total minus that.
+- bf16 needs compute capability 8.0 or newer (Ampere on); older GPUs are left out for bf16.
 When `--layers`/`--hidden` are not given, the shape is taken from the published model whose
 size is closest (`REFERENCE_SHAPES`: GPT-3, Llama 2), as is within a factor 1.5, else scaled
 from it keeping its hidden/layers ratio and head size (params ~ 12*L*h^2). The output names
 the model it used; give --layers/--hidden for an exact figure.
-- FSDP (ZeRO-3 style, within one node): model states / GPUs per node, activations whole.
-- bf16 needs compute capability 8.0 or newer (Ampere on); older GPUs are left out for bf16.
 Prices: on-demand per instance-hour, from a refreshed price file (`gpuinfra prices`,
 `prices/<cloud>-<region>.json`, one row per region it prices) where there is one, else the
 catalog's list price; each in its own currency. Types are listed cheapest first within each
@@ -178,6 +181,16 @@ def estimate_memory(
     )
 
 
+def fsdp_per_gpu_gib(memory: Memory, gpus: int) -> float:
+    """GiB per GPU when FSDP shards the model states over ``gpus`` GPUs."""
+    sharded = memory.states_gib / gpus + memory.activations_gib
+    return sharded + 0.10 * sharded + 1
+
+
+#: GPU counts the summary shows FSDP for (one node of the catalog's types has 1 to 8)
+FSDP_GPU_COUNTS = (2, 4, 8)
+
+
 @dataclass(frozen=True)
 class Fit:
     cloud: str
@@ -191,6 +204,8 @@ class Fit:
     mode: str
     """"DDP" (every GPU holds everything) or "FSDP" (states sharded over the node's GPUs)."""
     per_gpu_gib: float
+    fsdp_saves_gib: float
+    """What FSDP over this type's GPUs saves per GPU against DDP (0 for one GPU)."""
     currency: str = "USD"
     region: str = ""
     """Where `per_hour` applies."""
@@ -303,12 +318,7 @@ def fits(
                 continue
             capacity_gib = entry.gpu_memory_gb * 1e9 / GIB  # catalogs list GB
             ddp = memory.total_gib
-            fsdp = (
-                memory.states_gib / entry.gpu_count
-                + memory.activations_gib
-                + 0.10 * (memory.states_gib / entry.gpu_count + memory.activations_gib)
-                + 1
-            )
+            fsdp = fsdp_per_gpu_gib(memory, entry.gpu_count)
             if ddp <= capacity_gib:
                 mode, need = "DDP", ddp
             elif entry.gpu_count > 1 and fsdp <= capacity_gib:
@@ -325,6 +335,7 @@ def fits(
                 price_date=entry.price.date,
                 mode=mode,
                 per_gpu_gib=round(need, 2),
+                fsdp_saves_gib=round(ddp - fsdp, 2) if entry.gpu_count > 1 else 0.0,
                 currency=entry.price.currency,
                 region=entry.price.region,
                 price_source=entry.price.source,
@@ -406,6 +417,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         doc: dict[str, Any] = {
             "memory": {**asdict(memory), "totalGib": memory.total_gib},
+            "fsdpPerGpuGib": {str(n): fsdp_per_gpu_gib(memory, n) for n in FSDP_GPU_COUNTS},
+            "fsdpNeeded": fsdp_needed(found),
             "formula": (__doc__ or "").strip(),
             "fits": [asdict(f) for f in found],
             "comparedIn": currency if rate else None,
@@ -419,16 +432,33 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def fsdp_needed(found: list[Fit]) -> bool:
+    """True when some type fits, and only with FSDP (no GPU of the list holds the DDP total)."""
+    return bool(found) and all(f.mode == "FSDP" for f in found)
+
+
+def render_fsdp(m: Memory) -> str:
+    """What FSDP would put on (and save on) each GPU, for the GPU counts one node has."""
+    per = ", ".join(
+        f"{n} GPUs {gib:.2f} GiB (saves {m.total_gib - gib:.2f})"
+        for n, gib in ((n, fsdp_per_gpu_gib(m, n)) for n in FSDP_GPU_COUNTS)
+    )
+    return (
+        f"With FSDP (trainer: --sharding fsdp) the model states ({m.states_gib:.2f} GiB) are "
+        "sharded over the GPUs; activations are not. Per GPU: " + per + "."
+    )
+
+
 def recommendation(found: list[Fit]) -> str:
     """What to run: DDP where it fits, FSDP when only sharding fits, else how to shrink."""
-    if any(f.mode == "DDP" for f in found):
-        return "DDP fits: every GPU holds the whole model."
-    if found:
+    if fsdp_needed(found):
         return (
             "DDP does not fit on any GPU here: use FSDP (shard weights, gradients and "
-            "optimizer state over the node's GPUs), on the types marked FSDP. The reference "
-            "trainer runs DDP; sharded training is a separate trainer issue."
+            "optimizer state over the node's GPUs), on the types marked FSDP; the reference "
+            "trainer runs it with --sharding fsdp."
         )
+    if found:
+        return "DDP fits: every GPU holds the whole model."
     return (
         "Neither DDP nor FSDP within one node fits: try --checkpointing, a smaller --batch "
         "or --seq-len, or shard across nodes."
@@ -456,6 +486,7 @@ def render(
         + ("  (activation checkpointing)" if m.checkpointing else ""),
         f"  reserve      {m.reserve_gib:8.2f} GiB  (10% + 1 GiB: CUDA context, fragmentation)",
         f"  total        {m.total_gib:8.2f} GiB per GPU with DDP",
+        render_fsdp(m),
         "Formula: ZeRO (2020) bytes per parameter for model states; Korthikanti et al. (2022) "
         "for activations; see `gpuinfra sizing --json` for the full text.",
         "",
@@ -486,8 +517,9 @@ def render(
         if compared_in and f.per_hour is not None and f.currency != compared_in:
             converted = money(f.compare_per_hour, compared_in)
             price += f" = {converted}/h" if f.compare_per_hour is not None else " (no rate)"
+        saves = f"  (FSDP saves {f.fsdp_saves_gib:.2f} GiB/GPU)" if f.mode == "FSDP" else ""
         lines.append(
             f"  {f.cloud:13} {f.instance_type:24} {f.gpu_count} x {f.gpu_model:10} "
-            f"{f.mode:4} {f.per_gpu_gib:7.2f} GiB/GPU  {price} ({f.region}, {f.price_date})"
+            f"{f.mode:4} {f.per_gpu_gib:7.2f} GiB/GPU  {price} ({f.region}, {f.price_date}){saves}"
         )
     return "\n".join(lines)

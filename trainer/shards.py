@@ -13,9 +13,11 @@ image folder; ``python -m trainer.shards index URI`` adds the offsets to shards 
 is the number of samples of the epoch used so far. Each shard is cut into blocks of
 ``BLOCK`` consecutive samples; each epoch is one permutation of all blocks, drawn from
 ``(seed, epoch)``, read block after block. Optimizer step ``k`` uses samples
-``[k*G, (k+1)*G)`` of that sequence (``G`` the global batch), rank ``r`` of ``w`` the
-``r``-th ``B`` of them. So a step's samples depend only on ``G``, never on the world size, and
-a resumed run continues at sample ``k*G``. Why not webdataset's own loaders: its iterable
+``[k*G, (k+1)*G)`` of that sequence (``G`` the global batch), cut into ``accum`` rounds of
+``w x B``; in round ``m`` rank ``r`` of ``w`` takes the ``r``-th ``B`` of that round's samples
+(contiguous, so they stay few ranged reads). So a step's samples depend only on ``G``, never on
+the world size or the number of accumulation rounds, and a resumed run continues at sample
+``k*G``. Why not webdataset's own loaders: its iterable
 pipeline has no sample position to resume at, and ``wids`` downloads whole shards to a local
 cache first.
 
@@ -51,6 +53,7 @@ from trainer.data import (
     IMAGE_EXTENSIONS,
     Batch,
     DataSource,
+    Step,
     _ignore_stop_signals,
     epoch_permutation,
 )
@@ -221,10 +224,14 @@ class EpochOrder:
         return out
 
 
-def rank_positions(step: int, rank: int, world: int, batch_size: int) -> tuple[int, int]:
-    """This rank's samples of optimizer step ``step`` of an epoch: the ``rank``-th batch of
-    the step's ``world * batch_size`` samples (the step's samples do not depend on the split)."""
-    lo = step * world * batch_size + rank * batch_size
+def rank_positions(
+    step: int, rank: int, world: int, batch_size: int, accum: int = 1, micro: int = 0
+) -> tuple[int, int]:
+    """This rank's samples of accumulation round ``micro`` of optimizer step ``step`` of an
+    epoch: the ``rank``-th batch of that round's ``world * batch_size`` samples. The step's
+    ``accum * world * batch_size`` samples do not depend on the split."""
+    per_round = world * batch_size
+    lo = step * per_round * accum + micro * per_round + rank * batch_size
     return lo, lo + batch_size
 
 
@@ -257,7 +264,8 @@ def samples_of(blob: bytes) -> list[dict[str, bytes]]:
 
 
 class _ShardDataset(torch.utils.data.Dataset):
-    """Item ``(epoch, step)``: this rank's whole batch of that step, decoded."""
+    """Item ``(epoch, step, round)``: this rank's micro-batch of that accumulation round of
+    that step, decoded (``(epoch, step)``: round 0)."""
 
     def __init__(
         self,
@@ -270,9 +278,11 @@ class _ShardDataset(torch.utils.data.Dataset):
         channels: int,
         image_size: int,
         num_classes: int,
+        accum: int = 1,
     ) -> None:
         self.index, self.files = index, files
         self.seed, self.rank, self.world, self.batch_size = seed, rank, world, batch_size
+        self.accum = accum
         self.mode = "L" if channels == 1 else "RGB"
         self.channels, self.image_size, self.num_classes = channels, image_size, num_classes
         self._order: EpochOrder | None = None
@@ -287,9 +297,11 @@ class _ShardDataset(torch.utils.data.Dataset):
     def __len__(self) -> int:  # the sampler decides; required by the Dataset protocol
         return 0
 
-    def __getitem__(self, item: tuple[int, int]) -> Batch:
-        epoch, step = item
-        lo, hi = rank_positions(step, self.rank, self.world, self.batch_size)
+    def __getitem__(self, item: tuple[int, ...]) -> Batch:
+        epoch, step, *rest = item
+        lo, hi = rank_positions(
+            step, self.rank, self.world, self.batch_size, self.accum, rest[0] if rest else 0
+        )
         runs = self.order(epoch).runs(lo, hi)
         shards = [self.index.shards[r.shard] for r in runs]
         blobs = self.files.ranges(
@@ -336,12 +348,12 @@ class _ShardDataset(torch.utils.data.Dataset):
 
 
 class _Steps(torch.utils.data.Sampler):
-    """The persistent loader's sampler: ``(epoch, step)`` items of one pass."""
+    """The persistent loader's sampler: ``(epoch, step, round)`` items of one pass."""
 
     def __init__(self) -> None:
-        self.items: list[tuple[int, int]] = []
+        self.items: list[tuple[int, int, int]] = []
 
-    def __iter__(self) -> Iterator[tuple[int, int]]:
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
         return iter(list(self.items))
 
     def __len__(self) -> int:
@@ -361,11 +373,12 @@ class ShardData(DataSource):
         rank: int,
         world: int,
         batch_size: int,
+        accum: int,
         workers: int,
         pin_memory: bool,
         options: RemoteOptions,
     ) -> None:
-        super().__init__(seed, rank, world, batch_size)
+        super().__init__(seed, rank, world, batch_size, accum)
         try:
             import PIL  # noqa: F401
         except ImportError:
@@ -382,9 +395,10 @@ class ShardData(DataSource):
         self.index = index
         self.size, self.channels = index.size, channels
         self.image_size, self.num_classes = image_size, num_classes
+        self.arch = {"channels": channels, "image_size": image_size, "num_classes": num_classes}
         self.workers, self.pin_memory = workers, pin_memory
         self.dataset = _ShardDataset(
-            index, files, seed, rank, world, batch_size, channels, image_size, num_classes
+            index, files, seed, rank, world, batch_size, channels, image_size, num_classes, accum
         )
         self._sampler = _Steps()
         self._loader: torch.utils.data.DataLoader | None = None  # type: ignore[type-arg]
@@ -415,9 +429,16 @@ class ShardData(DataSource):
         self._started = True
         return it
 
-    def batches(self, epoch: int, start: int) -> Iterator[Batch]:
-        self._sampler.items = [(epoch, k) for k in range(start, self.steps_per_epoch)]
-        yield from self._loader_iter()
+    def steps(self, epoch: int, start: int) -> Iterator[Step]:
+        self._sampler.items = [
+            (epoch, k, m) for k in range(start, self.steps_per_epoch) for m in range(self.accum)
+        ]
+        step: Step = []
+        for x, y in self._loader_iter():
+            step.append((x, y))
+            if len(step) == self.accum:
+                yield step
+                step = []
 
     def close(self) -> None:
         loader, self._loader, self._started = self._loader, None, False

@@ -75,11 +75,18 @@ def default_args(job: TrainingJobSettings) -> list[str]:
             "--master-port=$(MASTER_PORT)",
             f"--nproc-per-node={job.gpus_per_node}",
         ]
+    # FSDP trains the GPT decoder (the model that needs it); ResNet keeps per-GPU BatchNorm
+    # statistics, which FSDP would not reconcile.
+    trainer = ["--model=gpt", "--sharding=fsdp"] if job.sharding == "fsdp" else ["--model=resnet50"]
+    if job.micro_batch_size is not None:
+        trainer.append(f"--batch-size={job.micro_batch_size}")
+    if job.global_batch_size is not None:
+        trainer.append(f"--global-batch-size={job.global_batch_size}")
     return [
         *launch,
         "-m",
         "trainer",
-        "--model=resnet50",
+        *trainer,
         "--checkpoint-uri=$(CHECKPOINT_URI)",
         "--checkpoint-every-seconds=600",
         "--async-checkpoint",

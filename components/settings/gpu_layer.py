@@ -21,6 +21,9 @@ PREEMPTED_EXIT_CODE = 75
 USER_ERROR_EXIT_CODE = 64
 """The reference trainer's "bad arguments or data, a retry cannot help"."""
 MIN_GRACE_SECONDS = 30
+TRAINER_DEFAULT_BATCH = 64
+"""The reference trainer's default `--batch-size` per GPU (trainer/config.py)."""
+SHARDINGS = ("ddp", "fsdp")
 
 _JOB_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -74,6 +77,9 @@ _JOB_FIELDS = (
     "shmSizeGi",
     "cpu",
     "memory",
+    "sharding",
+    "globalBatchSize",
+    "microBatchSize",
     "dataset",
 )
 
@@ -98,6 +104,12 @@ class TrainingJobSettings:
     shm_size_gi: int
     cpu: str
     memory: str
+    sharding: str | None = None
+    """`--sharding` of the default trainer arguments: ddp, or fsdp (then the GPT model)."""
+    global_batch_size: int | None = None
+    """`--global-batch-size`: kept when a retry gets fewer or more GPUs (accumulation)."""
+    micro_batch_size: int | None = None
+    """`--batch-size` per GPU and accumulation round."""
     dataset: DatasetSettings | None = None
     """Where the Job's data comes from and how it reaches the pod; None: the image's own."""
 
@@ -363,6 +375,15 @@ def _job(
             j.problem(field, value, allowed)
 
     command, args = j.strings("command"), j.strings("args")
+    sharding, global_batch, micro_batch = _batching(j, nodes * gpus, args is not None)
+    if sharding == "fsdp" and dataset is not None and args is None:
+        j.problem(
+            "sharding",
+            sharding,
+            "with a dataset is refused: sharding fsdp runs the GPT decoder on synthetic tokens, "
+            "and a dataset holds images (tar shards or an image folder) that only the image "
+            "models read; use sharding ddp, or your own args",
+        )
     if not j.ok:
         return None
     return TrainingJobSettings(
@@ -381,5 +402,42 @@ def _job(
         shm_size_gi=shm,
         cpu=cpu,
         memory=memory,
+        sharding=sharding,
+        global_batch_size=global_batch,
+        micro_batch_size=micro_batch,
         dataset=dataset,
     )
+
+
+def _batching(
+    j: _JobReader, world: int, own_args: bool
+) -> tuple[str | None, int | None, int | None]:
+    """`sharding`, `globalBatchSize`, `microBatchSize`: arguments of the reference trainer."""
+    sharding = j.raw.get("sharding")
+    if sharding is not None and sharding not in SHARDINGS:
+        j.problem("sharding", sharding, "must be ddp or fsdp (FSDP2: states sharded over GPUs)")
+        sharding = None
+    micro = j.optional_integer("microBatchSize", 1, 1_000_000)
+    global_batch = j.optional_integer("globalBatchSize", 1, 100_000_000)
+    per_round = (micro or TRAINER_DEFAULT_BATCH) * world
+    if global_batch is not None and global_batch % per_round:
+        j.problem(
+            "globalBatchSize",
+            global_batch,
+            f"must be a multiple of microBatchSize {micro or TRAINER_DEFAULT_BATCH} x {world} "
+            f"GPU(s) = {per_round}; gradient accumulation makes up the rest",
+        )
+    if own_args:
+        for field, value in (
+            ("sharding", sharding),
+            ("globalBatchSize", global_batch),
+            ("microBatchSize", micro),
+        ):
+            if value is not None:
+                j.problem(
+                    field,
+                    value,
+                    "sets an argument of the default trainer command; with `args` set, pass "
+                    "--sharding, --global-batch-size or --batch-size in `args` instead",
+                )
+    return sharding, global_batch, micro

@@ -395,7 +395,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "env, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
         "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
         "shmSizeGi, cpu, memory, dataset (source, access mount|stage|stream, mountPath, "
-        "nodeCachePath). See the README's Training Jobs and Datasets sections.",
+        "nodeCachePath); for the default trainer command: sharding (ddp, or fsdp with the GPT "
+        "model), globalBatchSize (kept when a retry gets another number of GPUs) and "
+        "microBatchSize (per GPU). See the README's Training Jobs and Datasets sections.",
     ),
     # bring your own cluster (cloud: kubernetes)
     _k(

@@ -125,6 +125,24 @@ def _problems(stack: str, overrides: dict) -> list[str]:
             "set by gpuinfra",
         ),
         ({"name": "a", "memory": "lots"}, "trainingJobs[0].memory", "quantity"),
+        ({"name": "a", "sharding": "zero3"}, "trainingJobs[0].sharding", "ddp or fsdp"),
+        (
+            {"name": "a", "globalBatchSize": 100},
+            "trainingJobs[0].globalBatchSize",
+            "multiple of microBatchSize 64 x 1 GPU(s) = 64",
+        ),
+        ({"name": "a", "microBatchSize": 0}, "trainingJobs[0].microBatchSize", "between 1"),
+        (
+            {"name": "a", "args": ["-m", "trainer"], "sharding": "fsdp"},
+            "trainingJobs[0].sharding",
+            "with `args` set",
+        ),
+        # the default fsdp command trains GPT on synthetic tokens; a dataset holds images
+        (
+            {"name": "a", "sharding": "fsdp", "dataset": {"source": "datasets/imagenet"}},
+            "trainingJobs[0].sharding",
+            "only the image models read",
+        ),
         # /dev/shm counts against the memory limit: sized like the limit, it leaves nothing.
         (
             {"name": "a", "shmSizeGi": 16, "memory": "16Gi"},
@@ -162,6 +180,58 @@ def test_gpus_per_node_follows_the_pool(build_stack_plan: BuildStack) -> None:
     assert limits["nvidia.com/gpu"] == "4"
     job_args = _job(plan, "four").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--nproc-per-node=4" in job_args
+
+
+def test_sharding_and_global_batch_become_trainer_arguments(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan(
+        "dev",
+        {
+            "gpuPoolInstanceType": "g5.12xlarge",
+            "trainingJobs": [
+                {
+                    "name": "llm",
+                    "nodes": 2,
+                    "gpusPerNode": 4,
+                    "sharding": "fsdp",
+                    "microBatchSize": 8,
+                    "globalBatchSize": 512,  # 8 per GPU x 8 GPUs x 8 accumulation rounds
+                },
+                {"name": "cnn", "sharding": "ddp", "globalBatchSize": 256},
+            ],
+        },
+    )
+    llm = _job(plan, "llm").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    trainer = llm[llm.index("trainer") + 1 :]
+    assert trainer[:4] == [
+        "--model=gpt",
+        "--sharding=fsdp",
+        "--batch-size=8",
+        "--global-batch-size=512",
+    ]
+    cnn = _job(plan, "cnn").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--model=resnet50" in cnn and "--global-batch-size=256" in cnn
+    assert not any(a.startswith(("--sharding", "--batch-size")) for a in cnn)
+
+
+def test_a_dataset_and_a_global_batch_both_reach_the_trainer(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan(
+        "dev",
+        {
+            "trainingJobs": [
+                {
+                    "name": "imagenet",
+                    "sharding": "ddp",
+                    "microBatchSize": 32,
+                    "globalBatchSize": 256,  # 32 x 1 GPU x 8 accumulation rounds
+                    "dataset": {"source": "datasets/imagenet", "access": "stream"},
+                }
+            ],
+        },
+    )
+    args = _job(plan, "imagenet").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    trainer = args[args.index("trainer") + 1 :]
+    assert trainer[:3] == ["--model=resnet50", "--batch-size=32", "--global-batch-size=256"]
+    assert trainer[-1] == "--data-dir=$(DATASET_DIR)"
 
 
 def test_existing_cluster_refuses_cloud_keys_and_needs_a_bucket_for_jobs() -> None:

@@ -10,6 +10,7 @@ from gpuinfra.sizing import (
     GIB,
     estimate_memory,
     fits,
+    fsdp_per_gpu_gib,
     infer_shape,
     native_precision,
     recommendation,
@@ -75,6 +76,44 @@ def test_bf16_leaves_out_gpus_without_it() -> None:
     assert "T4" in fp16 and "V100-16GB" in fp16
     assert native_precision("bf16", "A10G") and not native_precision("bf16", "T4")
     assert not native_precision("bf16", "unknown-gpu")  # unknown capability: not assumed
+
+
+def test_fsdp_saving_per_gpu_and_when_it_is_needed() -> None:
+    m = estimate_memory(7e9, "bf16", checkpointing=True)
+    # FSDP over 8 GPUs: an eighth of the model states, the activations, the same reserve rule
+    eighth = m.states_gib / 8 + m.activations_gib
+    assert fsdp_per_gpu_gib(m, 8) == pytest.approx(1.1 * eighth + 1)
+    big = fits(m, ["aws"])
+    assert big and all(f.mode == "FSDP" for f in big)
+    for f in big:
+        assert f.fsdp_saves_gib == pytest.approx(m.total_gib - f.per_gpu_gib, abs=0.01)
+    text = render(m, big)
+    assert "Recommendation: DDP does not fit on any GPU here: use FSDP" in text
+    assert recommendation(big).endswith("the reference trainer runs it with --sharding fsdp.")
+    assert "8 GPUs 15.89 GiB (saves 100.40)" in text
+    assert "(FSDP saves 100.40 GiB/GPU)" in text
+    small = estimate_memory(1e8, "bf16", seq_len=512)
+    found = fits(small, ["aws"])
+    assert found[0].mode == "DDP" and found[0].fsdp_saves_gib == 0.0  # one GPU: nothing to shard
+    assert "Recommendation: DDP fits" in render(small, found)
+    assert "sharded over the GPUs" in render(small, found)  # what it would save, all the same
+
+
+def test_json_says_when_fsdp_is_needed_and_what_it_saves() -> None:
+    import json
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "gpuinfra", "sizing", "--params", "7e9", "--checkpointing"]
+    result = subprocess.run(
+        [*cmd, "--cloud", "aws", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["fsdpNeeded"] is True
+    assert doc["fsdpPerGpuGib"]["8"] == pytest.approx(15.89, abs=0.01)
+    assert all(f["fsdp_saves_gib"] == pytest.approx(100.40, abs=0.01) for f in doc["fits"])
+    assert "FSDP" in doc["formula"]
 
 
 def test_bad_argument_exits_2_on_stderr() -> None:

@@ -13,8 +13,10 @@ import torch
 from object_stores import BUCKET, RecordingMoto
 from trainer_testlib import (
     assert_same,
+    checkpoint_steps,
     folder_args,
     load_final,
+    load_state,
     make_image_folder,
     run_cli,
     run_inprocess,
@@ -22,6 +24,7 @@ from trainer_testlib import (
 )
 
 from trainer import exit_codes, shards
+from trainer.config import parse_args
 from trainer.remote import RemoteOptions
 from trainer.shards import BLOCK, INDEX, EpochOrder, ShardIndex, load_index, write_shards
 
@@ -72,16 +75,22 @@ def test_a_step_trains_on_the_same_samples_however_the_global_batch_is_split(
 ) -> None:
     index, files = load_index(shard_dir, LOCAL)
 
-    def step_labels(world: int, batch: int, step: int) -> list[int]:
+    def step_labels(world: int, batch: int, accum: int, step: int) -> list[int]:
+        """The labels of a step's samples, over all ranks and accumulation rounds, in the
+        order of the epoch's sample sequence."""
         labels: list[int] = []
-        for rank in range(world):
-            ds = shards._ShardDataset(index, files, 0, rank, world, batch, 1, 12, 4)
-            labels += ds[(0, step)][1].tolist()
+        for micro in range(accum):
+            for rank in range(world):
+                ds = shards._ShardDataset(index, files, 0, rank, world, batch, 1, 12, 4, accum)
+                labels += ds[(0, step, micro)][1].tolist()
         return labels
 
+    # (processes, batch per process, accumulation rounds): 8 samples a step each
+    splits = [(1, 8, 1), (2, 4, 1), (4, 2, 1), (1, 4, 2), (2, 2, 2), (1, 2, 4), (4, 1, 2)]
     for step in range(4):  # 32 samples, global batch 8
-        assert step_labels(1, 8, step) == step_labels(2, 4, step) == step_labels(4, 2, step)
-    every = [y for s in range(4) for y in step_labels(1, 8, s)]
+        first, *others = [step_labels(*split, step) for split in splits]
+        assert all(other == first for other in others), (step, first, others)
+    every = [y for s in range(4) for y in step_labels(1, 8, 1, s)]
     assert sorted(every) == sorted([c for c in range(4) for _ in range(8)])
 
 
@@ -111,6 +120,39 @@ def test_resume_from_local_shards_is_bit_identical(tmp_path: Path, shard_dir: st
     assert run_inprocess(args, hook=lambda t, s: seen.append(s)) == exit_codes.OK
     assert seen == [7, 8, 9, 10]
     assert_same(load_final(full), load_final(parted))
+
+
+def test_resume_from_local_shards_with_gradient_accumulation_is_bit_identical(
+    tmp_path: Path, shard_dir: str
+) -> None:
+    """Micro-batches of 2, a global batch of 8: 4 accumulation rounds a step, each a ranged
+    read of its own samples; a stop mid-epoch resumes at samples seen = step x 8."""
+    accum = ("--batch-size=2", "--global-batch-size=8")
+    full, parted = str(tmp_path / "full"), str(tmp_path / "parted")
+    assert run_inprocess(folder_args(full, shard_dir, *accum, steps=10)) == exit_codes.OK
+    args = folder_args(parted, shard_dir, *accum, steps=10)
+    assert run_inprocess(args, hook=stop_at(6)) == exit_codes.PREEMPTED  # mid-epoch 2
+    seen: list[int] = []
+    assert run_inprocess(args, hook=lambda t, s: seen.append(s)) == exit_codes.OK
+    assert seen == [7, 8, 9, 10]
+    assert_same(load_final(full), load_final(parted))
+    # not a run without accumulation in disguise: 8 samples a step in rounds of 2
+    meta = load_state(parted, checkpoint_steps(parted)[-1])["meta"]
+    assert (meta["accumulation"], meta["global_batch"], meta["batch_size"]) == (4, 8, 2), meta
+
+
+def test_gpt_refuses_a_dataset_of_images(
+    tmp_path: Path, shard_dir: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gpt = ["--model=gpt", "--device=cpu", "--max-steps=1", f"--checkpoint-uri={tmp_path}/ck"]
+    for where in ([f"--data-dir={shard_dir}"], []):
+        if not where:  # what a Job's dataset sets
+            monkeypatch.setenv("DATASET_DIR", shard_dir)
+        with pytest.raises(shards.UserError) as caught:
+            parse_args([*gpt, *where])
+        message = str(caught.value)
+        assert shard_dir in message and "tar shards hold images" in message, message
+        assert "--model gpt trains on synthetic tokens only" in message, message
 
 
 def test_streamed_from_s3_with_irsa_trains_as_the_local_shards(

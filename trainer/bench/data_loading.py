@@ -123,9 +123,10 @@ def loader_rate(data: DataSource, device: torch.device, epochs: int) -> tuple[fl
         for epoch in range(epochs + 1):
             start = time.perf_counter()
             count = 0
-            for x, _ in data.batches(epoch, 0):
-                x = x.to(device, non_blocking=True)
-                count += x.shape[0]
+            for step in data.steps(epoch, 0):
+                for x, _ in step:
+                    x = x.to(device, non_blocking=True)
+                    count += x.shape[0]
             sync(device)
             rates.append(count / (time.perf_counter() - start))
     finally:
@@ -152,11 +153,11 @@ def model_rate(model: str, image_size: int, batch: int, device: str, steps: int)
     if trainer.recipe.channels_last:
         x = x.contiguous(memory_format=torch.channels_last)
     y = torch.randint(0, 10, (batch,), device=trainer.device)
-    trainer.train_step(x, y)  # warm-up (cuDNN autotuning, allocator)
+    trainer.train_step([(x, y)])  # warm-up (cuDNN autotuning, allocator)
     sync(trainer.device)
     start = time.perf_counter()
     for _ in range(steps):
-        trainer.train_step(x, y)
+        trainer.train_step([(x, y)])
     sync(trainer.device)
     return batch * steps / (time.perf_counter() - start)
 
@@ -244,11 +245,13 @@ def main(argv: list[str] | None = None) -> int:
         upload(endpoint, shards_local, "shards")
 
         def folder_data(path: str, w: int) -> DataSource:
-            return ImageFolderData(path, 3, args.image_size, None, 0, 0, 1, args.batch_size, w, pin)
+            return ImageFolderData(
+                path, 3, args.image_size, None, 0, 0, 1, args.batch_size, 1, w, pin
+            )
 
         def shard_data(path: str, w: int) -> DataSource:
             return ShardData(
-                path, 3, args.image_size, None, 0, 0, 1, args.batch_size, w, pin, options
+                path, 3, args.image_size, None, 0, 0, 1, args.batch_size, 1, w, pin, options
             )
 
         cache = os.path.join(root, "node-cache", "images")
