@@ -4,6 +4,7 @@ Run from the repository root with the project's venv:
 
     .venv/bin/python benchmarks/bench.py            # preview x5, bare-import floor, tests x1
     .venv/bin/python benchmarks/bench.py --skip-tests
+    .venv/bin/python benchmarks/bench.py --per-stack    # `preview --stack <s>`, every stack
 
 "Cold" means a new Python process each time (the OS file cache is warm, as it is for a
 user who runs the command twice); the bare-import floor is the time to import the
@@ -45,13 +46,32 @@ def row(label: str, times: list[float]) -> str:
     return f"| {label} | {len(times)} | {best:.2f} | {median:.2f} | {max(times):.2f} |"
 
 
+def shipped_stacks() -> list[str]:
+    """Every stack the repository ships (`Pulumi.<stack>.yaml`), sorted."""
+    return sorted(
+        p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in ROOT.glob("Pulumi.*.yaml")
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip-tests", action="store_true")
+    parser.add_argument(
+        "--per-stack",
+        action="store_true",
+        help="only `gpuinfra preview --stack <s>` for every shipped stack file",
+    )
     args = parser.parse_args()
 
     py = sys.executable
+    if args.per_stack:
+        print("| what | runs | best s | median s | worst s |")
+        print("|---|---|---|---|---|")
+        for stack in shipped_stacks():
+            cmd = [py, "-m", "gpuinfra", "preview", "--stack", stack]
+            print(row(f"`gpuinfra preview --stack {stack}`", timed(cmd, args.runs)), flush=True)
+        return
     rows = [
         row(
             "`gpuinfra preview --stack dev`",
