@@ -14,7 +14,8 @@ ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
 
 
 def _subnets(plan: Plan, kind: str) -> list:
-    return [s for s in plan.of_type(SUBNET) if f"-{kind}-" in s.name]
+    """In zone order (`-private-1`, `-private-2`, ...), whatever order they registered in."""
+    return sorted((s for s in plan.of_type(SUBNET) if f"-{kind}-" in s.name), key=lambda s: s.name)
 
 
 def test_public_and_private_subnets_in_two_zones(dev_plan: Plan) -> None:
