@@ -168,8 +168,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "GPU node pools, one mapping each: name (required, 2-16 of a-z, 0-9, '-'), "
         "instanceType, or gpuModel and gpuCount; capacityType, minNodes, desiredNodes, "
         "maxNodes, diskSizeGb, labels; spotMaxPrice, spotStrategy, onDemandFallback, "
-        "extraInstanceTypes where the cloud takes them. Defaults as the gpuPool* keys. Empty: "
-        "one pool named `gpu` from the gpuPool* keys (which gpuPools then refuses). See the "
+        "extraInstanceTypes where the cloud takes them. Defaults as the gpuPool* keys. Not "
+        "set: one pool named `gpu` from the gpuPool* keys; set, those keys are refused. See the "
         "README's GPU pools section.",
     ),
     _k(

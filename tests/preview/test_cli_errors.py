@@ -172,6 +172,8 @@ BAD = [
     (["sizing", "--params", "3e8", "--heads", "x"], "--heads", "whole number from 1"),
     (["sizing", "--params", "3e8", "--cloud", "gcp"], "--cloud", "choose from"),
     (["sizing", "--params", "3e8", "--cwd", "{d}/empty"], "--cwd", "gpuinfra project folder"),
+    (["sizing", "--params", "3e8", "--stack", "k8s dev"], "--stack", "expected a stack name"),
+    (["sizing", "--params", "3e8", "--stack", "k8s-dev"], "--stack 'k8s-dev'", "existing cluster"),
     # render
     (["render", "--out", "{d}/a-file"], "--out", "is a file, not a folder"),
     (["render", "--check", "--out", "{d}/a-file/k8s"], "--out", "is a file, not a folder"),

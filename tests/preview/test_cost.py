@@ -30,7 +30,7 @@ def line(report, type_suffix: str, name_part: str = "", item: str | None = None)
 
 def test_dev_gpu_pool_spot_idle_desired_max() -> None:
     report = estimate(from_plan(build("dev"), "aws"), TODAY)
-    gpu = line(report, "NodeGroup", "-gpu-nodes")
+    gpu = line(report, "NodeGroup", "-small-nodes")  # dev's first GPU pool
     g5 = catalog.find("aws", "g5.xlarge")
     assert g5 is not None and g5.price.usd_per_hour is not None
     node = g5.price.usd_per_hour * 0.4 + 200 * fees.AWS_EBS_GP3.usd_per_hour  # type: ignore[operator]
@@ -43,8 +43,9 @@ def test_dev_gpu_pool_spot_idle_desired_max() -> None:
 def test_settings_change_the_estimate() -> None:
     plan = build("dev", {"costGpuHoursPerMonth": 300, "costSpotFactor": "1", "costStorageGb": 0})
     report = estimate(from_plan(plan, "aws"), TODAY)
-    gpu = line(report, "NodeGroup", "-gpu-nodes")
+    gpu = line(report, "NodeGroup", "-small-nodes")  # the GPU hours go to the first pool
     assert gpu.monthly == pytest.approx(300 * (1.006 + 200 * 0.08 / 730))
+    assert line(report, "NodeGroup", "-large-nodes").monthly == 0  # at zero, no GPU hours
     assert line(report, "s3/bucket:Bucket", item="storage").monthly == 0
 
 
