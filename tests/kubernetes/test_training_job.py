@@ -405,3 +405,35 @@ def _costs(doc: dict):  # type: ignore[no-untyped-def]
     from gpuinfra.planview import from_json
 
     return estimate(from_json(doc))
+
+
+@pytest.mark.parametrize("stack", ["dev", "alicloud-dev-gpu"])
+def test_a_job_no_pool_fits_exits_2_in_the_preview(tmp_path, stack: str) -> None:  # type: ignore[no-untyped-def]
+    """`gpuinfra preview` exits 2 with one problem naming the Job and every pool: a cloud
+    stack's own Jobs (dev), and a GPU-layer stack's against its cluster stack's pools."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    for name in ("Pulumi.yaml", "__main__.py", *(p.name for p in root.glob("Pulumi.*.yaml"))):
+        shutil.copy(root / name, tmp_path / name)
+    for package in ("components", "stacks"):
+        shutil.copytree(
+            root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["config"]["gpuinfra:trainingJobs"] = [{"name": "llm", "gpusPerNode": 8}]
+    path.write_text(yaml.safe_dump(doc))
+    result = subprocess.run(
+        [sys.executable, "-m", "gpuinfra", "preview", "--stack", stack, "--cwd", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "gpuinfra:trainingJobs[0].gpusPerNode = 8: job 'llm' fits no GPU pool" in result.stderr
+    assert "small (1 x " in result.stderr and "large (4 x " in result.stderr
+    assert "Traceback" not in result.stderr
