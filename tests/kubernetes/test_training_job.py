@@ -437,3 +437,15 @@ def test_a_job_no_pool_fits_exits_2_in_the_preview(tmp_path, stack: str) -> None
     assert "gpuinfra:trainingJobs[0].gpusPerNode = 8: job 'llm' fits no GPU pool" in result.stderr
     assert "small (1 x " in result.stderr and "large (4 x " in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_existing_cluster_refuses_a_jobs_pool_and_model() -> None:
+    """k8s-dev's GPU nodes are what existingGpuNodeLabels selects: no pools to choose from."""
+    problems = _problems(
+        "k8s-dev", {"trainingJobs": [{"name": "a", "pool": "x", "gpuModel": "T4"}]}
+    )
+    assert [p.split(" =")[0] for p in problems] == [
+        "gpuinfra:trainingJobs[0].pool",
+        "gpuinfra:trainingJobs[0].gpuModel",
+    ]
+    assert all("existingGpuNodeLabels" in p for p in problems)
