@@ -12,6 +12,7 @@ unpriced line, so nothing the stacks create drops out of the estimate silently.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -513,7 +514,8 @@ def _pool(read: PoolReader) -> Extractor:
 
 
 def _gpu_pools(view: StackView) -> list[tuple[Resource, _Pool]]:
-    """The plan's GPU node pools, in plan order (a stack registers them in `gpuPools` order)."""
+    """The plan's GPU node pools in `gpuPools` order (the stack config's), not the plan's:
+    resources are recorded as their registrations complete, in no fixed order."""
     found = []
     for resource in view.resources:
         read = POOLS.get(resource.type)
@@ -522,7 +524,20 @@ def _gpu_pools(view: StackView) -> list[tuple[Resource, _Pool]]:
         pool = read(resource, view)
         if catalog.find(view.cloud, pool.instance_type) is not None:
             found.append((resource, pool))
-    return found
+    order = _pool_order(view)
+    return sorted(found, key=lambda item: (order.get(item[1].name, len(order)), item[0].name))
+
+
+def _pool_order(view: StackView) -> dict[str, int]:
+    """Pool name -> its index in the stack's `gpuPools` (empty: one pool, or not given)."""
+    try:
+        entries = json.loads(view.setting("gpuPools") or "[]")
+    except json.JSONDecodeError:
+        return {}
+    names = (
+        [e.get("name") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    )
+    return {str(name): index for index, name in enumerate(names)}
 
 
 def _first_gpu_pool(view: StackView) -> Resource | None:
