@@ -154,6 +154,27 @@ class BucketRef:
         return self.name.apply(lambda name: f"{self.scheme}://{name}")
 
 
+MOUNTPOINT_S3_DRIVER = "s3.csi.aws.com"
+"""Mountpoint for Amazon S3 CSI driver (awslabs/mountpoint-s3-csi-driver@v2.7.0)."""
+OSSFS_DRIVER = "ossplugin.csi.alibabacloud.com"
+"""ACK's OSS CSI driver, `csi-plugin` (kubernetes-sigs/alibaba-cloud-csi-driver@v1.37.1)."""
+
+
+@dataclass(frozen=True)
+class DatasetMount:
+    """The platform's object-storage CSI driver that mounts the stack's bucket read-only with
+    an identity of its own (no static keys); the GPU layer writes one static PV per dataset
+    in that driver's format (components/kubernetes/datasets.py)."""
+
+    driver: str
+    """The CSI driver's name (`s3.csi.aws.com`, `ossplugin.csi.alibabacloud.com`)."""
+    attributes: Mapping[str, pulumi.Output[str]] = field(default_factory=dict)
+    """Platform values every such PV carries (ACK: the RAM role its ossfs pods assume)."""
+    ready: Sequence[pulumi.Resource] = ()
+    """What a pod mounting it waits for in the same `pulumi up` (the EKS add-on). Not
+    serialised: a separate GPU-layer stack runs after the cluster stack made them."""
+
+
 @dataclass(frozen=True)
 class SpotReclaimNotice:
     """Where a spot node reads that its instance is about to be reclaimed (instance
@@ -212,6 +233,8 @@ class ClusterHandle:
     gpu_pools: tuple[GpuPool, ...] = ()
     """The stack's GPU pools (cloud stacks); empty: GPU nodes are `gpu_node_labels`' (an
     existing cluster, or a cluster stack of a gpuinfra version before several pools)."""
+    dataset_mount: DatasetMount | None = None
+    """Where training Jobs may mount a dataset (`access: mount`); None: stage or stream only."""
     nodes: Sequence[pulumi.Resource] = ()
     """Node pools the GPU layer waits for (same `pulumi up` only): pulumi-kubernetes awaits a
     Deployment until its pods are ready, which needs a node to run them. Not serialised: in a
@@ -246,12 +269,15 @@ def handle_document(handle: ClusterHandle) -> pulumi.Output[dict[str, Any]]:
     annotations = dict(handle.service_account_annotations)
     autoscaler = handle.autoscaler
     scaler_annotations = dict(autoscaler.service_account_annotations) if autoscaler else {}
+    mount = handle.dataset_mount
+    mount_attributes = dict(mount.attributes) if mount else {}
     return pulumi.Output.all(
         cluster_name=handle.cluster_name,
         kubeconfig=handle.kubeconfig,
         bucket_name=handle.bucket.name,
         annotations=pulumi.Output.all(**annotations) if annotations else {},
         scaler_annotations=(pulumi.Output.all(**scaler_annotations) if scaler_annotations else {}),
+        mount_attributes=(pulumi.Output.all(**mount_attributes) if mount_attributes else {}),
     ).apply(lambda known: _document(handle, known))
 
 
@@ -321,6 +347,14 @@ def _document(handle: ClusterHandle, known: Mapping[str, Any]) -> dict[str, Any]
             }
             for p in handle.gpu_pools
         ],
+        "datasetMount": (
+            None
+            if handle.dataset_mount is None
+            else {
+                "driver": handle.dataset_mount.driver,
+                "attributes": dict(known["mount_attributes"]),
+            }
+        ),
     }
 
 
@@ -363,6 +397,7 @@ def handle_from_document(doc: Mapping[str, Any]) -> ClusterHandle:
     scaler = doc.get("autoscaler")
     notice = doc.get("spotReclaimNotice")
     access = doc.get("apiAccess")
+    mount = doc.get("datasetMount")  # absent in documents of gpuinfra before datasets
     return ClusterHandle(
         cloud=str(doc["cloud"]),
         cluster_name=pulumi.Output.from_input(str(doc["clusterName"])),
@@ -418,4 +453,15 @@ def handle_from_document(doc: Mapping[str, Any]) -> ClusterHandle:
         gpus_per_node=doc.get("gpusPerNode"),
         # Absent in a handle written before several pools: its GPU nodes are gpuNodeLabels'.
         gpu_pools=tuple(_pool(p) for p in doc.get("gpuPools") or ()),
+        dataset_mount=(
+            None
+            if mount is None
+            else DatasetMount(
+                driver=str(mount["driver"]),
+                attributes={
+                    k: pulumi.Output.from_input(str(v))
+                    for k, v in dict(mount.get("attributes") or {}).items()
+                },
+            )
+        ),
     )

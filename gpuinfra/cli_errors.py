@@ -37,8 +37,9 @@ EXIT_PIPE_CLOSED = 141
 EXIT_CODES_HELP = f"""\
 exit codes:
   {EXIT_OK}    fine
-  {EXIT_FINDING}    the command's check failed: a mandatory policy finding (preview), files
-       out of date (render --check, schema)
+  {EXIT_FINDING}    the command's check failed: a mandatory policy finding or a change Pulumi
+       would refuse on a protected resource (preview --diff), files out of date
+       (render --check, schema)
   {EXIT_INVALID}    a mistake to fix: a bad argument, a missing, unreadable or malformed file,
        not a gpuinfra project folder, invalid settings, or a resource the provider
        would refuse; named on stderr

@@ -161,6 +161,7 @@ def preview_one(
     """Returns the exit code and what to print for one stack. `base`: the `--diff` plan;
     `saved`: the `--plan` document (both loaded and checked by `run`)."""
     from . import report
+    from .alerts import alerts_note, stack_alerts
     from .cost import estimate
     from .diff import diff_plans
     from .manifests import manifests
@@ -188,9 +189,12 @@ def preview_one(
         view = from_json(doc) if plan is None else from_plan(plan, cloud)
         costs = estimate(view)
         jobs = exposures(view, costs.assumptions)
+        alerts = stack_alerts(view)
+        no_alerts = alerts_note(view, alerts)
         findings = evaluate(view)
         doc["cost"] = costs.to_json()
         doc["preemption"] = [j.to_json() for j in jobs]
+        doc["alerts"] = [a.to_json() for a in alerts]
         doc["policy"] = {
             "findings": [asdict(f) for f in findings],
             "mandatory": sum(f.level == "mandatory" for f in findings),
@@ -201,12 +205,15 @@ def preview_one(
             with _reading("--diff", args.diff, BASE_EXPECTED):
                 d = diff_plans(base, doc)
             doc["diff"] = d
-        md = report.markdown(doc, costs, findings, d, jobs)
+        md = report.markdown(doc, costs, findings, d, jobs, alerts, no_alerts)
     if args.out:
         target = Path(args.out) / stack
         with file_access("--out", args.out, "a folder to write the reports into"):
             _write_out(target, doc, md, manifests(plan) if plan is not None else [])
-    code = EXIT_POLICY if has_mandatory(findings) else EXIT_OK
+    # A change Pulumi refuses (replacing or deleting a protected resource) fails like a
+    # mandatory finding: `pulumi up` would stop there after the PR merged.
+    blocked = bool(d and d.get("blocked"))
+    code = EXIT_POLICY if has_mandatory(findings) or blocked else EXIT_OK
     if args.json:
         return code, json.dumps(doc, indent=2, sort_keys=True)
     if args.format == "markdown":
@@ -216,7 +223,8 @@ def preview_one(
         if plan is not None
         else f"Plan file {args.plan}: {len(view.resources)} resources"
     )
-    parts = [head, "", report.text_summary(costs, findings, jobs, doc.get("deployFrom"))]
+    summary = report.text_summary(costs, findings, jobs, doc.get("deployFrom"), alerts, no_alerts)
+    parts = [head, "", summary]
     if d is not None:
         parts += ["", report.text_diff(d)]
     return code, "\n".join(parts)

@@ -49,6 +49,8 @@ class JobExposure:
     """The GPU pool the Job's node selector picks (`gpuinfra.io/pool`); "" where unknown."""
     spot: bool | None = None
     """Whether that pool is spot; None where no pool of the plan was found."""
+    currency: str = "USD"
+    """Of `usd_per_gpu_hour` and `lost_usd_worst` (the GPU pool's price's currency)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -126,6 +128,7 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
                 note="; ".join(n for n in notes if n),
                 pool=price.pool if price is not None else "",
                 spot=price.spot if price is not None else None,
+                currency=price.currency if price is not None else "USD",
             )
         )
     return found

@@ -17,6 +17,11 @@ from it keeping its hidden/layers ratio and head size (params ~ 12*L*h^2). The o
 the model it used; give --layers/--hidden for an exact figure.
 - FSDP (ZeRO-3 style, within one node): model states / GPUs per node, activations whole.
 - bf16 needs compute capability 8.0 or newer (Ampere on); older GPUs are left out for bf16.
+Prices: on-demand per instance-hour, from a refreshed price file (`gpuinfra prices`,
+`prices/<cloud>-<region>.json`, one row per region it prices) where there is one, else the
+catalog's list price; each in its own currency. Types are listed cheapest first within each
+currency, or, given `--rate` (e.g. USD/CNY=7.1@2026-11-30), all in one currency, converted at
+that rate, which is shown with its date.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from components.catalog import GpuInstanceType
     from components.settings.model import GpuPoolSettings
+
+    from .currency import ExchangeRate
 
 GIB = 1024**3
 _STATE_BYTES = {
@@ -182,11 +189,18 @@ class Fit:
     gpu_model: str
     gpu_count: int
     gpu_memory_gb: int
-    usd_per_hour: float | None
+    per_hour: float | None
+    """On-demand price of one instance-hour, in `currency`."""
     price_date: str
     mode: str
     """"DDP" (every GPU holds everything) or "FSDP" (states sharded over the node's GPUs)."""
     per_gpu_gib: float
+    currency: str = "USD"
+    region: str = ""
+    """Where `per_hour` applies."""
+    price_source: str = ""
+    compare_per_hour: float | None = None
+    """`per_hour` in the comparison currency (converted at the `--rate`), when one is given."""
 
 
 COMPUTE_CAPABILITY = {
@@ -246,28 +260,88 @@ def fit_of(memory: Memory, entry: GpuInstanceType) -> Fit | None:
         gpu_model=entry.gpu_model,
         gpu_count=entry.gpu_count,
         gpu_memory_gb=entry.gpu_memory_gb,
-        usd_per_hour=entry.price.usd_per_hour,
+        per_hour=entry.price.per_hour,
         price_date=entry.price.date,
         mode=mode,
         per_gpu_gib=round(need, 2),
+        currency=entry.price.currency,
+        region=entry.price.region,
+        price_source=entry.price.source,
     )
 
 
-def fits(memory: Memory, clouds: list[str]) -> list[Fit]:
+def _priced(fit: Fit, cloud: str) -> list[Fit]:
+    """The fit once per region a refreshed price file prices it in, else as the catalog
+    prices it."""
+    from .prices import file as price_file
+
+    refreshed = [
+        replace(
+            fit,
+            per_hour=f.on_demand[fit.instance_type],
+            currency=f.currency,
+            region=f.region,
+            price_date=f.date,
+            price_source=f"{f.source} (refreshed {f.refreshed})",
+        )
+        for f in price_file.load_all(cloud)
+        if fit.instance_type in f.on_demand
+    ]
+    return refreshed or [fit]
+
+
+def compare_in(found: list[Fit], currency: str, rate: ExchangeRate | None) -> list[Fit]:
+    """Cheapest first: within each currency, or all in `currency` when `rate` converts them
+    (a price the rate does not convert goes last, as unknown)."""
+    if rate is None:
+        return sorted(
+            found,
+            key=lambda f: (
+                f.per_hour is None,
+                f.currency,
+                f.per_hour or 0.0,
+                f.cloud,
+                f.instance_type,
+            ),
+        )
+    converted = [
+        replace(
+            f,
+            compare_per_hour=None
+            if f.per_hour is None
+            else rate.convert(f.per_hour, f.currency, currency),
+        )
+        for f in found
+    ]
+    return sorted(
+        converted,
+        key=lambda f: (
+            f.compare_per_hour is None,
+            f.compare_per_hour or 0.0,
+            f.cloud,
+            f.instance_type,
+        ),
+    )
+
+
+def fits(
+    memory: Memory,
+    clouds: list[str],
+    currency: str = "USD",
+    rate: ExchangeRate | None = None,
+) -> list[Fit]:
     """Instance types whose GPUs hold the job in its precision, cheapest first (unknown
-    prices last)."""
+    prices last; see `compare_in`)."""
     from components import catalog
 
     found = [
-        fit
+        priced
         for cloud in clouds
         for entry in catalog.instance_types(cloud)
         if (fit := fit_of(memory, entry)) is not None
+        for priced in _priced(fit, cloud)
     ]
-    return sorted(
-        found,
-        key=lambda f: (f.usd_per_hour is None, f.usd_per_hour or 0.0, f.cloud, f.instance_type),
-    )
+    return compare_in(found, currency, rate)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -303,8 +377,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--stack", "-s", type=stack_name,
         help="also say which of this stack's GPU pools hold the job (the Job's `pool:`)",
     )  # fmt: skip
+    parser.add_argument(
+        "--rate", type=_rate, metavar="BASE/QUOTE=RATE@DATE",
+        help="compare all clouds in one currency, converted at this rate, e.g. "
+        "USD/CNY=7.1@2026-11-30 (1 USD = 7.1 CNY on that day); default: no conversion, "
+        "cheapest first within each currency",
+    )  # fmt: skip
+    parser.add_argument(
+        "--currency", choices=("USD", "CNY"), default="USD",
+        help="the currency to compare in, with --rate (default USD)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument("--cwd", "-C", default=".", help="project directory (for the catalog)")
+
+
+def _rate(text: str) -> ExchangeRate:
+    from .currency import parse_rate
+
+    try:
+        return parse_rate(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from error
 
 
 def run(args: argparse.Namespace) -> int:
@@ -321,7 +414,9 @@ def run(args: argparse.Namespace) -> int:
         checkpointing=args.checkpointing,
     )
     clouds = args.cloud or ["aws", "alicloud", "tencentcloud", "volcengine"]
-    found = fits(memory, clouds)
+    rate = getattr(args, "rate", None)
+    currency = getattr(args, "currency", "USD")
+    found = fits(memory, clouds, currency, rate)
     left_out = unsupported_models(memory.precision, clouds)
     pools = pool_fits(memory, stack_pools(Path(args.cwd), args.stack)) if args.stack else None
     if args.json:
@@ -329,6 +424,8 @@ def run(args: argparse.Namespace) -> int:
             "memory": {**asdict(memory), "totalGib": memory.total_gib},
             "formula": (__doc__ or "").strip(),
             "fits": [asdict(f) for f in found],
+            "comparedIn": currency if rate else None,
+            "rate": None if rate is None else asdict(rate),
             "leftOutForPrecision": left_out,
             "recommendation": recommendation(found),
         }
@@ -338,7 +435,7 @@ def run(args: argparse.Namespace) -> int:
             doc["poolRecommendation"] = pool_recommendation(pools)
         print(json.dumps(doc, indent=2))
         return 0
-    print(render(memory, found, left_out))
+    print(render(memory, found, left_out, currency if rate else None, rate))
     if pools is not None:
         print()
         print(render_pools(args.stack, pools))
@@ -456,7 +553,13 @@ def recommendation(found: list[Fit]) -> str:
     )
 
 
-def render(m: Memory, found: list[Fit], left_out: list[str] | None = None) -> str:
+def render(
+    m: Memory,
+    found: list[Fit],
+    left_out: list[str] | None = None,
+    compared_in: str | None = None,
+    rate: ExchangeRate | None = None,
+) -> str:
     assumed = f"assumed: {m.shape_source}" if m.shape_source else "assumed from the parameter count"
     shape = f"{m.layers} layers, hidden {m.hidden}, {m.heads} heads" + (
         f" ({assumed}; set --layers/--hidden)" if m.shape_assumed else ""
@@ -484,11 +587,25 @@ def render(m: Memory, found: list[Fit], left_out: list[str] | None = None) -> st
     if not found:
         lines.append("No instance type in the catalog fits.")
         return "\n".join(lines)
-    lines.append("Instance types that fit, cheapest first (on-demand list price, estimate):")
+    from .currency import money
+
+    if compared_in and rate is not None:
+        lines.append(
+            f"Instance types that fit, cheapest first in {compared_in} (on-demand, estimate; "
+            f"converted at {rate}):"
+        )
+    else:
+        lines.append(
+            "Instance types that fit, cheapest first within each currency (on-demand, "
+            "estimate; never converted: --rate USD/CNY=<rate>@<date> compares across):"
+        )
     for f in found:
-        price = "unknown" if f.usd_per_hour is None else f"${f.usd_per_hour:.3f}/h"
+        price = "unknown" if f.per_hour is None else f"{money(f.per_hour, f.currency)}/h"
+        if compared_in and f.per_hour is not None and f.currency != compared_in:
+            converted = money(f.compare_per_hour, compared_in)
+            price += f" = {converted}/h" if f.compare_per_hour is not None else " (no rate)"
         lines.append(
             f"  {f.cloud:13} {f.instance_type:24} {f.gpu_count} x {f.gpu_model:10} "
-            f"{f.mode:4} {f.per_gpu_gib:7.2f} GiB/GPU  {price} ({f.price_date})"
+            f"{f.mode:4} {f.per_gpu_gib:7.2f} GiB/GPU  {price} ({f.region}, {f.price_date})"
         )
     return "\n".join(lines)

@@ -6,6 +6,7 @@ import pulumi
 
 from components.alicloud.autoscaler import AckAutoscaler, AckAutoscalerArgs
 from components.alicloud.cluster import AckCluster, AckClusterArgs
+from components.alicloud.dataset_mount import OssfsRrsa, OssfsRrsaArgs
 from components.alicloud.identity import (
     RRSA_ROLE_ANNOTATION,
     RrsaRole,
@@ -172,6 +173,18 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
+    # Training Jobs may mount datasets of the bucket read-only through ossfs (`access: mount`).
+    ossfs = OssfsRrsa(
+        prefix,
+        OssfsRrsaArgs(
+            role_name=f"{prefix}-ossfs",
+            oidc_provider_arn=cluster.rrsa_oidc_provider_arn,
+            oidc_issuer_url=cluster.rrsa_oidc_issuer_url,
+            bucket_name=bucket.bucket_name,
+            tags=tags("datasets"),
+        ),
+    )
+
     endpoint = oss_endpoint(settings.region, internal=True)  # pods run inside the region
     handle = ClusterHandle(
         cloud="alicloud",
@@ -196,6 +209,7 @@ def build(settings: Settings) -> ClusterHandle:
             SPOT_RECLAIM_NOTICE if any(p.capacity_type == "spot" for p in pools) else None
         ),
         nodes=(system,),  # awaited workloads of the GPU layer need a node to run on
+        dataset_mount=ossfs.mount,
     )
 
     pulumi.export("cloud", "alicloud")
@@ -211,6 +225,7 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketEndpoint", endpoint)
     pulumi.export("trainingRoleName", training_role.role_name)
     pulumi.export("trainingRoleArn", training_role.role_arn)
+    pulumi.export("datasetMountRoleName", ossfs.role_name)
     pulumi.export("rrsaOidcProviderArn", cluster.rrsa_oidc_provider_arn)
     pulumi.export("gpuNodeScaling", autoscaling.summary("ACK cluster-autoscaler"))
 
@@ -233,7 +248,5 @@ def build(settings: Settings) -> ClusterHandle:
                 tags=tags("workstation"),
             ),
         )
-        pulumi.export("workstationAddress", workstation.address)
-        pulumi.export("workstationSshCommand", workstation.ssh_command)
-        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
+        workstation.export_outputs()
     return handle

@@ -22,6 +22,7 @@ from components.aws.cluster_access import (
     admin_principals,
     deploying_principal_arn,
 )
+from components.aws.dataset_mount import MountpointS3Driver, MountpointS3DriverArgs
 from components.aws.deployed_versions import deployed_versions
 from components.aws.identity import (
     IRSA_ANNOTATION,
@@ -217,6 +218,19 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
+    # Training Jobs may mount datasets of the bucket read-only (`access: mount`).
+    s3_csi = MountpointS3Driver(
+        prefix,
+        MountpointS3DriverArgs(
+            cluster_name=cluster.cluster_name,
+            oidc_provider_arn=cluster.oidc_provider_arn,
+            oidc_issuer_url=cluster.oidc_issuer_url,
+            bucket_arn=bucket.bucket_arn,
+            tags=tags("datasets"),
+            depends_on=(system_group, *gpu_groups),
+        ),
+    )
+
     # The GPU layer talks to the API server with this kubeconfig: it must wait until the
     # principals are admitted (else 401) and the node groups exist (else Deployments it awaits
     # have nowhere to run). An output that resolves only then carries those dependencies to
@@ -246,6 +260,7 @@ def build(settings: Settings) -> ClusterHandle:
         training_service_account=identity.service_account,
         service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
         autoscaler=autoscaler.spec,
+        dataset_mount=s3_csi.mount,
     )
 
     pulumi.export("cloud", "aws")
@@ -257,6 +272,7 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketName", bucket.bucket_name)
     pulumi.export("bucketUri", handle.bucket.uri)
     pulumi.export("trainingRoleArn", training_role.role_arn)
+    pulumi.export("datasetMountRoleArn", s3_csi.role_arn)
     pulumi.export("gpuNodeScaling", autoscaling.summary("Cluster Autoscaler"))
 
     if settings.workstation is not None:
@@ -274,7 +290,5 @@ def build(settings: Settings) -> ClusterHandle:
                 tags=tags("workstation"),
             ),
         )
-        pulumi.export("workstationAddress", workstation.address)
-        pulumi.export("workstationSshCommand", workstation.ssh_command)
-        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
+        workstation.export_outputs()
     return handle

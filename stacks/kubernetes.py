@@ -23,6 +23,7 @@ from components.cluster_handle import (
 )
 from components.deploy_from import deploy_from
 from components.settings import Problem, Settings, SettingsError
+from components.settings.datasets import PLATFORMS, DatasetPlatform, platform_problems
 from components.settings.gpu_layer import Misfit, TrainingJobSettings, place_job
 
 CLUSTER_HANDLE_OUTPUT = "clusterHandle"
@@ -64,6 +65,23 @@ def build(settings: Settings) -> ClusterHandle:
     # Scaling GPU nodes is the cluster owner's business here: nothing to autoscale.
     pulumi.export("gpuNodeScaling", "managed by the cluster's owner")
     return handle
+
+
+def _datasets_fit(settings: Settings, handle: ClusterHandle) -> list[Problem]:
+    """Datasets the cluster stack's platform cannot serve (settings knew only `kubernetes`)."""
+    mount = handle.dataset_mount
+    no_mount = PLATFORMS.get(handle.cloud, DatasetPlatform("", None, "")).no_mount
+    return [
+        Problem(f"gpuinfra:trainingJobs[{i}].{field}", value, allowed)
+        for i, job in enumerate(settings.gpu_layer.training_jobs)
+        if job.dataset is not None
+        for field, value, allowed in platform_problems(
+            job.dataset,
+            scheme=handle.bucket.scheme,
+            mount_driver=mount.driver if mount else None,
+            no_mount=no_mount or f"the cluster stack ({handle.cloud}) has no dataset CSI driver",
+        )
+    ]
 
 
 def _jobs_fit(settings: Settings, handle: ClusterHandle) -> Settings:
@@ -113,9 +131,16 @@ def _jobs_fit(settings: Settings, handle: ClusterHandle) -> Settings:
                 )
             )
         placed.append(job)
+    problems += _datasets_fit(settings, handle)
     if problems:
         raise SettingsError(settings.stack, problems)
     layer = dataclasses.replace(settings.gpu_layer, training_jobs=tuple(placed))
+    if handle.gpu_pools:
+        # The idle-node alert spares the nodes the cluster stack's pools keep at their minima.
+        kept = sum(p.min_nodes for p in handle.gpu_pools)
+        layer = dataclasses.replace(
+            layer, alerts=dataclasses.replace(layer.alerts, min_gpu_nodes=kept)
+        )
     return dataclasses.replace(settings, gpu_layer=layer)
 
 

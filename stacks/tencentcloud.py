@@ -280,7 +280,5 @@ def build(settings: Settings) -> ClusterHandle:
                 tags=tags("workstation"),
             ),
         )
-        pulumi.export("workstationAddress", workstation.address)
-        pulumi.export("workstationSshCommand", workstation.ssh_command)
-        pulumi.export("workstationJupyterUrl", workstation.jupyter_url)
+        workstation.export_outputs()
     return handle

@@ -112,3 +112,15 @@ def prod_plan() -> Plan:
 @pytest.fixture
 def build_stack_plan() -> BuildStack:
     return build
+
+
+@pytest.fixture(autouse=True)
+def _no_refreshed_prices(tmp_path_factory: pytest.TempPathFactory):
+    """Estimates and sizing read refreshed price files (`gpuinfra prices`) from the project's
+    `prices/`; tests read none unless they write their own (`gpuinfra.prices.file.set_folder`),
+    so a developer's refresh never changes a test's figures."""
+    from gpuinfra.prices import file as price_file
+
+    price_file.set_folder(tmp_path_factory.mktemp("no-prices"))
+    yield
+    price_file.set_folder(None)

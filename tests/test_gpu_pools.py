@@ -161,3 +161,36 @@ def test_two_pools_get_distinct_labels_taints_and_autoscaler_templates(dev_plan:
         assert found[f"{template}label/{POOL_LABEL}"] == pool
         assert found[f"{template}taint/{POOL_LABEL}"] == f"{pool}:NoSchedule"
         assert found[f"{template}resources/nvidia.com/gpu"] == gpus
+
+
+def test_the_idle_node_alert_spares_every_pools_minimum() -> None:
+    """The exporter's series name a node, not its pool: the GpuNodeIdle alert fires only past
+    the nodes all pools keep at their minima together (1 + 2 here)."""
+    settings = parse_settings(
+        _pools({**SMALL, "minNodes": 1, "desiredNodes": 1}, {**LARGE, "minNodes": 2}),
+        stack="dev",
+        provider_config=REGION,
+    )
+    assert settings.gpu_layer.alerts.min_gpu_nodes == 3
+
+
+def test_a_gpu_layer_stack_takes_the_pools_minima_from_the_cluster_stacks_handle() -> None:
+    """A separate GPU-layer stack has no autoscaling settings of its own: the minima come
+    from the handle's `gpu_pools`, so its idle-node alert spares the same nodes."""
+    from tests.conftest import gpu_layer_plan
+
+    pools = [
+        {"name": "small", "instanceType": "g5.xlarge", "minNodes": 1, "desiredNodes": 1},
+        {"name": "large", "instanceType": "g5.12xlarge", "minNodes": 2, "maxNodes": 2},
+    ]
+    plan = gpu_layer_plan(
+        "dev",
+        {"gpuLayer": "separate", "gpuPools": pools},
+        {"monitoringPrometheusOperator": True},
+    )
+    [rule] = plan.of_type("kubernetes:monitoring.coreos.com/v1:PrometheusRule")
+    [idle] = [
+        r for g in rule.inputs["spec"]["groups"] for r in g["rules"] if r["alert"] == "GpuNodeIdle"
+    ]
+    assert idle["expr"].endswith("> 3)")
+    assert "keep 3 node(s) at their minimum sizes" in idle["annotations"]["description"]

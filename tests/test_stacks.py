@@ -24,13 +24,13 @@ EXPECTED_DEV = {
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": 1,
     "aws:eks/nodeGroup:NodeGroup": 3,  # system, and the GPU pools small and large
     "aws:ec2/launchTemplate:LaunchTemplate": 3,
-    "aws:iam/role:Role": 4,  # cluster, nodes, training IRSA, cluster-autoscaler IRSA
+    "aws:iam/role:Role": 5,  # cluster, nodes, training IRSA, cluster-autoscaler IRSA, S3 CSI IRSA
     "aws:s3/bucket:Bucket": 1,
     "aws:s3/bucketVersioning:BucketVersioning": 1,
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": 1,
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": 1,
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": 1,
-    "aws:iam/rolePolicy:RolePolicy": 2,
+    "aws:iam/rolePolicy:RolePolicy": 3,  # training, cluster-autoscaler, S3 CSI (read-only)
     # discovery (2 per group) + each GPU pool's node template (GPUs, 5 labels, 2 taints)
     "aws:autoscaling/tag:Tag": 22,
 }

@@ -95,8 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--model", choices=MODELS, default="simplecnn")
     g.add_argument(
         "--data-dir",
-        help="image folder: one sub-folder of images per class (needs Pillow). "
-        "Default: deterministic synthetic data.",
+        default=os.environ.get("DATASET_DIR") or None,
+        help="image folder: one sub-folder of images per class (needs Pillow); or tar shards "
+        "with a shardindex.json, in a folder or at s3://, oss://, cosn://bucket/prefix "
+        "(trainer/shards.py). Default: env DATASET_DIR, else deterministic synthetic data.",
     )
     g.add_argument(
         "--image-size", type=_positive_int, help="side in pixels (28 simplecnn, 224 resnet)"
@@ -205,7 +207,7 @@ def parse_args(argv: list[str] | None = None) -> Config:
         cfg.epochs = 1
     if not cfg.checkpoint_uri:
         raise UserError("--checkpoint-uri must not be empty")
-    if cfg.data_dir is not None and not os.path.isdir(cfg.data_dir):
+    if cfg.data_dir is not None and "://" not in cfg.data_dir and not os.path.isdir(cfg.data_dir):
         raise UserError(f"--data-dir {cfg.data_dir!r} is not a directory")
     if cfg.storage_endpoint_url is None:
         cfg.storage_endpoint_url = (

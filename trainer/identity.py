@@ -11,11 +11,14 @@ No static keys anywhere. Each platform's webhook puts its identity into the pod'
 * ``cosn://`` (TKE pod identity: ``TKE_ROLE_ARN``, ``TKE_WEB_IDENTITY_TOKEN_FILE``,
   ``TKE_PROVIDER_ID``, ``TKE_REGION``): ``tencentcloud-sdk-python-common``'s
   ``DefaultTkeOIDCRoleArnProvider`` calls Tencent STS ``AssumeRoleWithWebIdentity``.
+* ``tos://`` (VKE IRSA: ``VOLCENGINE_OIDC_ROLE_TRN``, ``VOLCENGINE_OIDC_TOKEN_FILE``):
+  ``volcenginesdk-core``'s ``StsOidcCredentialProvider`` calls Volcano Engine STS
+  ``AssumeRoleWithOIDC``.
 
 The temporary AccessKey/secret/token then sign the S3-API requests to the bucket: they are
 handed to botocore as refreshable credentials, so a run of days gets a new set before each
 one expires, and the projected token file is read again at each exchange (the kubelet
-rotates it). Both libraries are imported only when their scheme is used.
+rotates it). Each library is imported only when its scheme is used.
 """
 
 from __future__ import annotations
@@ -36,12 +39,15 @@ RRSA_ENV = (
     "ALIBABA_CLOUD_OIDC_TOKEN_FILE",
 )
 TKE_ENV = ("TKE_ROLE_ARN", "TKE_WEB_IDENTITY_TOKEN_FILE", "TKE_PROVIDER_ID", "TKE_REGION")
-IDENTITY_ENV = {"oss": RRSA_ENV, "cosn": TKE_ENV}
-PLATFORM = {"oss": "ACK RRSA", "cosn": "TKE pod identity"}
+#: VKE IRSA; VOLCENGINE_OIDC_ROLE_SESSION_NAME and VOLCENGINE_OIDC_STS_ENDPOINT are optional
+VKE_ENV = ("VOLCENGINE_OIDC_ROLE_TRN", "VOLCENGINE_OIDC_TOKEN_FILE")
+IDENTITY_ENV = {"oss": RRSA_ENV, "cosn": TKE_ENV, "tos": VKE_ENV}
+PLATFORM = {"oss": "ACK RRSA", "cosn": "TKE pod identity", "tos": "VKE IRSA"}
 #: the Python package that does each exchange (pip name, import name)
 LIBRARY = {
     "oss": ("alibabacloud-credentials", "alibabacloud_credentials"),
     "cosn": ("tencentcloud-sdk-python-common", "tencentcloud"),
+    "tos": ("volcenginesdk-core", "volcenginesdkcore"),
 }
 #: seconds Tencent STS is asked for: DefaultTkeOIDCRoleArnProvider's fixed DurationSeconds
 TKE_DURATION_S = 7200
@@ -120,6 +126,29 @@ def tencent_tke(sts_endpoint: str | None) -> Metadata:
     }
 
 
+def volcengine_irsa(sts_endpoint: str | None) -> Metadata:
+    """One Volcano Engine STS ``AssumeRoleWithOIDC`` exchange of the VKE IRSA token (a fresh
+    provider: the token file is read again, nothing stale is cached)."""
+    from volcenginesdkcore.auth.providers.sts_oidc_provider import StsOidcCredentialProvider
+
+    provider = StsOidcCredentialProvider(
+        role_trn=os.environ["VOLCENGINE_OIDC_ROLE_TRN"],
+        oidc_token_file=os.environ["VOLCENGINE_OIDC_TOKEN_FILE"],
+        session_name=os.environ.get("VOLCENGINE_OIDC_ROLE_SESSION_NAME") or "gpuinfra-trainer",
+        # An explicit None makes the provider read VOLCENGINE_OIDC_STS_ENDPOINT, else its
+        # default sts.volcengineapi.com (the argument's own default skips the env). A URL with
+        # http:// or https:// is taken as it is; a bare host gets https.
+        host=sts_endpoint or None,
+    )
+    cred = provider.get_credentials()  # the exchange happens here
+    return {
+        "access_key": cred.ak,
+        "secret_key": cred.sk,
+        "token": cred.session_token,
+        "expiry_time": _iso(provider.expired_time),  # from the answer's Expiration
+    }
+
+
 def exchange_for(
     scheme: str, sts_endpoint: str | None, region: str | None
 ) -> Callable[[], Metadata]:
@@ -128,6 +157,8 @@ def exchange_for(
         return lambda: alibaba_rrsa(sts_endpoint, region)
     if scheme == "cosn":
         return lambda: tencent_tke(sts_endpoint)
+    if scheme == "tos":
+        return lambda: volcengine_irsa(sts_endpoint)
     raise ValueError(scheme)
 
 

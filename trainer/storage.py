@@ -6,11 +6,13 @@ itself (an object is either absent or complete), so files are spooled locally (h
 way), then uploaded under their final key. ``fsspec``/``s3fs`` are imported only for remote URIs,
 so a local run needs nothing beyond torch. Every object store is reached over the S3 API;
 credentials come only from the pod's identity: botocore's chain for ``s3://`` (IRSA web
-identity), the exchange in :mod:`trainer.identity` for ``oss://`` (RRSA) and ``cosn://`` (TKE).
+identity), the exchange in :mod:`trainer.identity` for ``oss://`` (RRSA), ``cosn://`` (TKE) and
+``tos://`` (VKE IRSA).
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import errno
 import hashlib
@@ -292,12 +294,27 @@ def probe_writable(storage: Storage) -> None:
         ) from None
 
 
-#: URI schemes of object storage, all reached over the S3 API (OSS and COS are S3-compatible)
-OBJECT_SCHEMES = ("s3", "s3a", "oss", "cosn", "cos")
+def content_md5_for_delete_objects(request: Any, **_: Any) -> None:
+    """A ``before-sign`` handler: DeleteObjects (a POST of the key list) carries Content-MD5,
+    as TOS's own SDK sends it (``tos`` 2.9.3, ``TosClientV2.delete_multi_objects``), instead of
+    the CRC32 headers botocore >= 1.36 puts there (it no longer sends Content-MD5, and stores
+    that require it refuse the request: pruning would then never delete old checkpoints)."""
+    body = request.body or b""
+    digest = hashlib.md5(body.encode() if isinstance(body, str) else body, usedforsecurity=False)
+    request.headers["Content-MD5"] = base64.b64encode(digest.digest()).decode()
+    for name in [h for h in request.headers if h.lower().startswith(_FLEXIBLE_CHECKSUM)]:
+        del request.headers[name]
+
+
+_FLEXIBLE_CHECKSUM = ("x-amz-checksum-", "x-amz-sdk-checksum-")
+
+#: URI schemes of object storage, all reached over the S3 API (OSS, COS, TOS are S3-compatible)
+OBJECT_SCHEMES = ("s3", "s3a", "oss", "cosn", "cos", "tos")
 #: what the README calls each scheme's bucket, for messages
 ENDPOINT_EXAMPLE = {
     "oss": "https://s3.oss-<region>-internal.aliyuncs.com",
     "cosn": "https://cos.<region>.myqcloud.com",
+    "tos": "https://tos-s3-<region>.ivolces.com",
 }
 
 
@@ -312,9 +329,9 @@ def open_storage(
     """Storage for ``uri``; raises :class:`UserError` for unsupported or unsafe URIs.
 
     ``s3://`` uses botocore's default credential chain (IRSA web identity on EKS).
-    ``oss://`` and ``cosn://`` (``cos://`` too) exchange the pod identity that ACK RRSA or
-    TKE injected for temporary keys (:mod:`trainer.identity`) and talk to the bucket over
-    the S3 API at ``endpoint_url``, virtual-hosted.
+    ``oss://``, ``cosn://`` (``cos://`` too) and ``tos://`` exchange the pod identity that ACK
+    RRSA, TKE or VKE IRSA injected for temporary keys (:mod:`trainer.identity`) and talk to the
+    bucket over the S3 API at ``endpoint_url``, virtual-hosted.
     """
     parts = urlsplit(uri)
     scheme = parts.scheme.lower()
@@ -326,7 +343,8 @@ def open_storage(
         )
     if scheme not in OBJECT_SCHEMES:
         raise UserError(
-            f"unsupported --checkpoint-uri scheme {scheme}://; use a path, s3://, oss:// or cosn://"
+            f"unsupported --checkpoint-uri scheme {scheme}://; "
+            "use a path, s3://, oss://, cosn:// or tos://"
         )
     if not parts.netloc:
         raise UserError(f"--checkpoint-uri {uri!r} has no bucket")
@@ -343,17 +361,25 @@ def open_storage(
 
         identity.check_identity_env(family)
         if addressing_style == "auto":
-            addressing_style = "virtual"  # OSS refuses path style; COS expects virtual hosts
+            # OSS and TOS refuse path style; COS expects virtual hosts. TOS takes virtual-hosted
+            # requests only (TOS's "Compatibility with Amazon S3" page, in BytePlus's edition:
+            # docs.byteplus.com/en/docs/tos/docs-compatibility-with-amazon-s3).
+            addressing_style = "virtual"
         # OSS and COS do not take the aws-chunked uploads with trailing checksums that
         # botocore >= 1.36 sends by default: checksums only where the API requires them.
         config_kwargs["request_checksum_calculation"] = "when_required"
         config_kwargs["response_checksum_validation"] = "when_required"
+        # TOS: the same, as no TOS page says its S3 endpoint takes aws-chunked uploads or
+        # x-amz-checksum-* headers. Its requests are SigV4 in STORAGE_REGION (botocore's
+        # default): the page above says TOS takes signature V4 and not V2.
         if family == "oss":
             # Alibaba's guide to AWS SDKs (help.aliyun.com/zh/oss/developer-reference/
             # use-aws-sdks-to-access-oss, Python): boto3 with signature_version "s3".
             config_kwargs["signature_version"] = "s3"
         exchange = identity.exchange_for(family, sts_endpoint_url, region)
         session = identity.session_with(exchange, identity.PLATFORM[family])
+        if family == "tos":
+            session.register("before-sign.s3.DeleteObjects", content_md5_for_delete_objects)
     try:
         import s3fs
     except ImportError as e:  # missing, or broken by a mismatched botocore/aiobotocore pair

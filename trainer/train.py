@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional
 
-from trainer import __version__, exit_codes
+from trainer import __version__, exit_codes, shards
 from trainer.checkpoint import (
     AsyncCheckpointer,
     CheckpointManager,
@@ -32,6 +32,7 @@ from trainer.data import DataSource, ImageFolderData, SyntheticData
 from trainer.distributed import DistContext, init_distributed
 from trainer.errors import UserError
 from trainer.models import SPECS, build_model
+from trainer.remote import RemoteOptions
 from trainer.storage import open_storage, probe_writable
 from trainer.tblog import TensorBoardLog
 
@@ -190,6 +191,25 @@ class Trainer:
     # ------------------------------------------------------------------ setup helpers
     def _make_data(self, channels: int, image_size: int, num_classes: int) -> DataSource:
         cfg, ctx = self.cfg, self.ctx
+        if cfg.data_dir and shards.is_shard_dataset(cfg.data_dir):
+            return shards.ShardData(
+                cfg.data_dir,
+                channels,
+                image_size,
+                cfg.num_classes,
+                cfg.seed,
+                ctx.rank,
+                ctx.world,
+                cfg.batch_size,
+                cfg.workers,
+                pin_memory=self.device.type == "cuda",
+                options=RemoteOptions(
+                    cfg.storage_endpoint_url,
+                    cfg.storage_region,
+                    cfg.sts_endpoint_url,
+                    cfg.s3_addressing_style,
+                ),
+            )
         if cfg.data_dir:
             return ImageFolderData(
                 cfg.data_dir,

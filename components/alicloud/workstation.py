@@ -1,8 +1,9 @@
 """GPU workstation on ECS: Alibaba's Ubuntu image with the NVIDIA driver, Jupyter, TensorBoard.
 
-One instance behind the admin security group (22, 8888, 6006 from `adminCidrs` only), the
-metadata service in hardened mode (tokens required, like IMDSv2), an encrypted ESSD system
-disk and a RAM role that reaches one OSS bucket.
+One instance behind the admin security group (SSH from `adminCidrs` only; Jupyter and
+TensorBoard listen on loopback, reached through an SSH tunnel), the metadata service in
+hardened mode (tokens required, like IMDSv2), an encrypted ESSD system disk and a RAM role,
+attached with `ecs.RamRoleAttachment`, that reaches one OSS bucket.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -18,14 +18,12 @@ import pulumi_alicloud as alicloud
 from components.settings.workstation import WorkstationSettings
 from components.workstation_access import WorkstationBase
 from components.workstation_cloud_init import (
-    SYNCED_TENSORBOARD_DIR,
-    TENSORBOARD_PREFIX,
     CloudInitArgs,
+    Layout,
     render,
     ubuntu_driver_install,
 )
 
-from . import oss_role_sync
 from .identity import bucket_access_policy
 from .storage import oss_endpoint
 
@@ -41,17 +39,11 @@ PLAIN_IMAGE_NAME_REGEX = r"^ubuntu_22_04_x64_20G_alibase_"
 installs. Anchored on `_20G_alibase_` because `^ubuntu_22_04_x64` alone also matches the GPU
 image, and `most_recent` would then pick whichever of the two is newer."""
 LOGIN_USER = "root"
-"""Alibaba's Ubuntu images log in as root with the key pair."""
-SERVICE_USER = "gpuinfra"
-"""Runs JupyterLab and TensorBoard: never root, since a Jupyter terminal is a shell."""
+"""Alibaba's Ubuntu images log in as root with the key pair (the services run as an
+unprivileged user)."""
 OSSUTIL_INSTALL = "curl -fsSL https://gosspublic.alicdn.com/ossutil/install.sh | bash"
-"""Alibaba's installer for ossutil 1.x (OSS docs, "Install ossutil"); `oss_role_sync` runs it."""
-OSS_SYNC_SCRIPT = "/usr/local/lib/gpuinfra/oss_role_sync.py"
-
-
-def oss_role_sync_source() -> str:
-    """The sync script as cloud-init writes it onto the workstation."""
-    return Path(oss_role_sync.__file__).read_text()
+"""Alibaba's installer for ossutil 1.x (OSS docs, "Install ossutil"), which the TensorBoard
+sync's `oss` backend runs (components/workstation_tb_sync.py)."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +76,6 @@ class GpuWorkstation(WorkstationBase):
             )
             for regex in (GPU_IMAGE_NAME_REGEX, PLAIN_IMAGE_NAME_REGEX)
         )
-        jupyter_token = self.new_jupyter_token(name)
 
         role = alicloud.ram.Role(
             f"{name}-workstation-role",
@@ -118,36 +109,28 @@ class GpuWorkstation(WorkstationBase):
         )
 
         endpoint = oss_endpoint(args.region, internal=True)
+        layout = Layout()
 
         def cloud_init(parts: list[str]) -> str:
-            bucket, role_name, secret = parts
+            bucket, role_name = parts
             return render(
                 CloudInitArgs(
-                    user=LOGIN_USER,
-                    # Alibaba's Ubuntu images log in as root: the services get their own user.
-                    service_user=SERVICE_USER,
+                    login_user=LOGIN_USER,
                     ssh_public_key=s.ssh_public_key,
-                    tensorboard_logdir=SYNCED_TENSORBOARD_DIR,
-                    notebook_dir=f"/home/{SERVICE_USER}/notebooks",
+                    # As the instance's RAM role, through the hardened metadata mode.
+                    sync=["oss", "--role", role_name, "--endpoint", endpoint, f"oss://{bucket}/"],
+                    layout=layout,
                     # A no-op on the GPU image; installs the driver on the fallback image.
                     # Not Alibaba's console auto-install: that script is fetched through the
                     # metadata service's `source-address`, which hardened mode guards with a
                     # token; Ubuntu's own packaged driver is the dependable route.
                     driver_install=ubuntu_driver_install(),
                     setup=[OSSUTIL_INSTALL],
-                    files={OSS_SYNC_SCRIPT: oss_role_sync_source()},
-                    # As the instance's RAM role, through the hardened metadata mode.
-                    tensorboard_sync=(
-                        f"python3 {OSS_SYNC_SCRIPT} --role {role_name} --endpoint {endpoint} "
-                        f"oss://{bucket}/{TENSORBOARD_PREFIX} {SYNCED_TENSORBOARD_DIR}/"
-                    ),
-                ),
-                secret,
+                )
             )
 
-        user_data: pulumi.Output[str] = pulumi.Output.secret(
-            pulumi.Output.all(args.bucket_name, role.role_name, jupyter_token).apply(cloud_init)
-        )
+        # No secret in it: the Jupyter token is generated on the instance.
+        user_data = pulumi.Output.all(args.bucket_name, role.role_name).apply(cloud_init)
         public = s.subnet == "public"
         instance = alicloud.ecs.Instance(
             f"{name}-workstation",
@@ -158,12 +141,13 @@ class GpuWorkstation(WorkstationBase):
             instance_type=s.instance.instance_type,
             vswitch_id=args.vswitch_id,
             security_groups=[args.admin_security_group_id],
-            role_name=role.role_name,
             key_name=key.key_pair_name,
             # Hardened metadata mode: every metadata read needs a session token (IMDSv2-like).
+            # No `http_put_response_hop_limit`: the provider documents it as "not available
+            # for use yet" (website/docs/r/instance.html.markdown:241 at v1.289.0); the API
+            # default is 1.
             http_endpoint="enabled",
             http_tokens="required",
-            http_put_response_hop_limit=1,
             system_disk_category="cloud_essd",
             system_disk_size=s.root_disk_gb,
             system_disk_encrypted=True,
@@ -179,11 +163,20 @@ class GpuWorkstation(WorkstationBase):
             volume_tags=tags,
             opts=self.instance_options(image="imageId", user_data="userData"),
         )
+        # The instance's `role_name` is deprecated since provider 1.275.0 in favour of this
+        # resource (resource_alicloud_instance.go:765-769 at v1.289.0). The role arrives
+        # after the first boot; the TensorBoard sync retries every minute until it does.
+        alicloud.ecs.RamRoleAttachment(
+            f"{name}-workstation-role-attachment",
+            instance_id=instance.id,
+            ram_role_name=role.role_name,
+            opts=child,
+        )
         self.publish(
             instance_id=instance.id,
             address=instance.public_ip if public else instance.private_ip,
             login_user=LOGIN_USER,
-            jupyter_token=jupyter_token,
+            layout=layout,
         )
 
 

@@ -1,7 +1,8 @@
 """GPU workstation on EC2: the Deep Learning AMI with PyTorch, Jupyter and TensorBoard.
 
-One instance behind the admin security group (22, 8888, 6006 from `adminCidrs` only), IMDSv2
-required, an encrypted gp3 root volume and an instance profile that reaches one bucket.
+One instance behind the admin security group (SSH from `adminCidrs` only; Jupyter and
+TensorBoard listen on loopback, reached through an SSH tunnel), IMDSv2 required, an encrypted
+gp3 root volume and an instance profile that reaches one bucket.
 """
 
 from __future__ import annotations
@@ -14,11 +15,7 @@ import pulumi_aws as aws
 
 from components.settings.workstation import WorkstationSettings
 from components.workstation_access import WorkstationBase
-from components.workstation_cloud_init import (
-    TENSORBOARD_PREFIX,
-    CloudInitArgs,
-    render,
-)
+from components.workstation_cloud_init import CloudInitArgs, Layout, render
 
 from .iam import service_trust_policy
 from .identity import bucket_access_policy
@@ -30,9 +27,23 @@ DLAMI_PARAMETER = (
 """Public SSM parameter AWS keeps pointing at the newest "Deep Learning OSS Nvidia Driver AMI
 GPU PyTorch 2.9 (Ubuntu 24.04)" (DLAMI developer guide, release notes 2026-01 and 2026-03:
 NVIDIA driver 580, PyTorch in /opt/pytorch; supports G4dn, G5, G6, G6e, P4, P5). The AMI id
-changes when AWS publishes a new build: `pulumi preview` then shows a replacement."""
+changes when AWS publishes a new build; the instance ignores it (`instance_options`). The
+instance types it supports are the settings' `IMAGE_FAMILIES["aws"]`."""
+DLAMI_PYTORCH_PYTHON = "/opt/pytorch/bin/python"
+"""The DLAMI's PyTorch environment (release notes: `python_location`); the notebook kernel
+sees its CUDA PyTorch, built for the AMI's driver."""
 LOGIN_USER = "ubuntu"
-"""Default user of the Ubuntu DLAMI."""
+"""Default user of the Ubuntu DLAMI (has sudo; the services run as an unprivileged user)."""
+S3_SYNC_PACKAGES = ["boto3>=1.40,<2"]
+"""The S3 backend of the TensorBoard sync (components/workstation_tb_sync.py)."""
+SPOT_OPTIONS: aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgsDict = {
+    "spot_instance_type": "one-time",
+    "instance_interruption_behavior": "terminate",
+}
+"""A one-time request closes once fulfilled, so nothing outlives the instance. A persistent
+request (the only kind EC2 allows with `stop`) is not cancelled when the provider deletes the
+instance and launches an untracked one (hashicorp/terraform-provider-aws#38142; the fix,
+PR #41206, is unmerged). A reclaim therefore terminates the workstation with its disk."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +71,6 @@ class GpuWorkstation(WorkstationBase):
         ami = aws.ssm.get_parameter_output(
             name=DLAMI_PARAMETER, opts=pulumi.InvokeOutputOptions(parent=self)
         )
-        jupyter_token = self.new_jupyter_token(name)
 
         # Without an egress rule the instance could not install packages or reach S3.
         egress = aws.ec2.SecurityGroup(
@@ -102,25 +112,24 @@ class GpuWorkstation(WorkstationBase):
             opts=child,
         )
 
-        def cloud_init(parts: list[str]) -> str:
-            bucket, secret = parts
+        layout = Layout()
+
+        def cloud_init(bucket: str) -> str:
             return render(
                 CloudInitArgs(
-                    user=LOGIN_USER,
+                    login_user=LOGIN_USER,
                     ssh_public_key=s.ssh_public_key,
-                    # TensorBoard reads s3:// itself (boto3, credentials from the instance
-                    # profile through IMDSv2).
-                    tensorboard_logdir=f"s3://{bucket}/{TENSORBOARD_PREFIX}",
-                    notebook_dir=f"/home/{LOGIN_USER}/notebooks",
-                    packages=["boto3"],
-                    environment={"AWS_REGION": args.region},
-                ),
-                secret,
+                    # boto3 as the instance profile (IMDSv2); the region named, since boto3
+                    # reads AWS_DEFAULT_REGION, not AWS_REGION (botocore configprovider.py).
+                    sync=["s3", "--region", args.region, f"s3://{bucket}/"],
+                    image_pytorch=DLAMI_PYTORCH_PYTHON,
+                    layout=layout,
+                    server_packages=S3_SYNC_PACKAGES,
+                )
             )
 
-        user_data: pulumi.Output[str] = pulumi.Output.secret(
-            pulumi.Output.all(args.bucket_name, jupyter_token).apply(cloud_init)
-        )
+        # No secret in it: the Jupyter token is generated on the instance.
+        user_data = pulumi.Output.from_input(args.bucket_name).apply(cloud_init)
         public = s.subnet == "public"
         instance = aws.ec2.Instance(
             f"{name}-workstation",
@@ -145,15 +154,7 @@ class GpuWorkstation(WorkstationBase):
                 "tags": tags,
             },
             instance_market_options=(
-                {
-                    "market_type": "spot",
-                    # Persistent + stop: a reclaimed workstation keeps its disk and restarts
-                    # when capacity returns.
-                    "spot_options": {
-                        "spot_instance_type": "persistent",
-                        "instance_interruption_behavior": "stop",
-                    },
-                }
+                {"market_type": "spot", "spot_options": SPOT_OPTIONS}
                 if s.capacity_type == "spot"
                 else None
             ),
@@ -163,8 +164,8 @@ class GpuWorkstation(WorkstationBase):
         )
         address = instance.private_ip
         if public:
-            # A fixed address: a stop and start (a spot reclaim with `stop`, or the user)
-            # would otherwise give the instance a new public IP and stale SSH/Jupyter outputs.
+            # A fixed address: a stop and start by the user would otherwise give the instance
+            # a new public IP and stale SSH outputs.
             # Same price as the auto-assigned one while running ($0.005/h per public IPv4).
             eip = aws.ec2.Eip(
                 f"{name}-workstation-eip",
@@ -178,5 +179,5 @@ class GpuWorkstation(WorkstationBase):
             instance_id=instance.id,
             address=address,
             login_user=LOGIN_USER,
-            jupyter_token=jupyter_token,
+            layout=layout,
         )

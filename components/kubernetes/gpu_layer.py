@@ -16,12 +16,13 @@ from components.settings.gpu_layer import (
 )
 
 from .cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
+from .datasets import JobDataset, JobDatasetArgs
 from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
 from .labels import app_labels
 from .namespaces import GpuNamespaces, GpuNamespacesArgs
 from .spot_reclaim_drainer import SpotReclaimDrainer, SpotReclaimDrainerArgs
-from .training_job import TrainingJob, TrainingJobArgs
+from .training_job import TrainingJob, TrainingJobArgs, storage_env
 
 SYSTEM_NAMESPACE = "gpu-system"
 MONITORING_NAMESPACE = "monitoring"
@@ -172,10 +173,16 @@ class GpuLayer(pulumi.ComponentResource):
                     repository_opts={"repo": "https://prometheus-community.github.io/helm-charts"},
                     namespace=MONITORING_NAMESPACE,
                     create_namespace=True,
-                    # Find ServiceMonitors and dashboards from every namespace, not only its own.
+                    # Find ServiceMonitors, PrometheusRules (the GPU alerts) and dashboards from
+                    # every namespace, whatever their `release` label (the chart's rule selector
+                    # otherwise wants its own: templates/prometheus/prometheus.yaml:279-288 at
+                    # kube-prometheus-stack-81.6.2).
                     values={
                         "prometheus": {
-                            "prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False}
+                            "prometheusSpec": {
+                                "serviceMonitorSelectorNilUsesHelmValues": False,
+                                "ruleSelectorNilUsesHelmValues": False,
+                            }
                         },
                         "grafana": {
                             "sidecar": {"dashboards": {"enabled": True, "searchNamespace": "ALL"}}
@@ -197,12 +204,35 @@ class GpuLayer(pulumi.ComponentResource):
                 ),
                 # The chart brings the ServiceMonitor CRD: the monitor must come after it.
                 crds_from=crds,
+                training_namespace=handle.training_namespace,
+                alerts=settings.alerts,
             ),
             opts=after_namespaces,
         )
 
         for job in settings.training_jobs:
             node_labels, taints = job_nodes(handle, job)
+            dataset = (
+                JobDataset(
+                    f"{name}-{job.name}",
+                    JobDatasetArgs(
+                        job_name=job.name,
+                        dataset=job.dataset,
+                        namespace=handle.training_namespace,
+                        bucket=handle.bucket,
+                        mount=handle.dataset_mount,
+                        stage_image=settings.trainer_image,
+                        storage_env=[
+                            e
+                            for e in storage_env(handle.bucket, job.name)
+                            if e["name"] != "CHECKPOINT_URI"
+                        ],
+                    ),
+                    opts=after_namespaces,
+                )
+                if job.dataset is not None
+                else None
+            )
             TrainingJob(
                 f"{name}-{job.name}",
                 TrainingJobArgs(
@@ -213,6 +243,7 @@ class GpuLayer(pulumi.ComponentResource):
                     bucket=handle.bucket,
                     gpu_node_labels=node_labels,
                     gpu_taints=taints,
+                    dataset=dataset.pod if dataset is not None else None,
                 ),
                 opts=pulumi.ResourceOptions(
                     parent=self,

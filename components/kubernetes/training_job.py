@@ -32,6 +32,7 @@ import pulumi_kubernetes as k8s
 from components.cluster_handle import BucketRef, Taint
 from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, TrainingJobSettings
 
+from .datasets import DATASET_ENV, DatasetPod
 from .labels import RESTRICTED_CONTAINER, api_fields, app_labels, checkov_skips, toleration
 
 CONTAINER = "trainer"
@@ -56,6 +57,8 @@ class TrainingJobArgs:
     """The node selector: the Job's GPU pool's (or every GPU node's on an existing cluster)."""
     gpu_taints: Sequence[Taint]
     """The taints of those nodes, each tolerated."""
+    dataset: DatasetPod | None = None
+    """Volumes, init container and env of the Job's dataset (components/kubernetes/datasets.py)."""
 
 
 def headless_service_name(job_name: str) -> str:
@@ -82,6 +85,7 @@ def default_args(job: TrainingJobSettings) -> list[str]:
         "--checkpoint-uri=$(CHECKPOINT_URI)",
         "--checkpoint-every-seconds=600",
         "--async-checkpoint",
+        *([f"--data-dir=$({DATASET_ENV})"] if job.dataset is not None else []),
     ]
 
 
@@ -138,7 +142,8 @@ class TrainingJob(pulumi.ComponentResource):
         labels = {**app_labels(job.name, "training"), "gpuinfra.io/training-job": job.name}
         multi_node = job.nodes > 1
         service = headless_service_name(job.name)
-        depends: list[pulumi.Resource] = []
+        dataset = args.dataset or DatasetPod(env=[])
+        depends: list[pulumi.Resource] = list(dataset.depends_on)
         if multi_node:
             # Gives each pod the DNS name <job>-<index>.<service>; index 0 hosts the rendezvous.
             depends.append(
@@ -159,6 +164,7 @@ class TrainingJob(pulumi.ComponentResource):
 
         env: list[dict[str, Any]] = [
             *storage_env(args.bucket, job.name),
+            *dataset.env,
             *({"name": k, "value": v} for k, v in sorted(job.env.items())),
         ]
         if multi_node:
@@ -193,10 +199,13 @@ class TrainingJob(pulumi.ComponentResource):
                 "requests": {"cpu": job.cpu, "memory": job.memory},
                 "limits": {"nvidia.com/gpu": str(job.gpus_per_node), "memory": job.memory},
             },
-            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, *dataset.mounts],
         }
         if job.command is not None:
             container["command"] = list(job.command)
+        pod_spec_extra: dict[str, Any] = (
+            {"initContainers": list(dataset.init_containers)} if dataset.init_containers else {}
+        )
         if multi_node:
             container["ports"] = [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT}]
 
@@ -235,13 +244,15 @@ class TrainingJob(pulumi.ComponentResource):
                     "nodeSelector": dict(args.gpu_node_labels),
                     "tolerations": [toleration(t) for t in args.gpu_taints],
                     "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                    **pod_spec_extra,
                     "containers": [container],
                     "volumes": [
                         {
                             # PyTorch DataLoader workers share batches through /dev/shm.
                             "name": "dshm",
                             "emptyDir": {"medium": "Memory", "sizeLimit": f"{job.shm_size_gi}Gi"},
-                        }
+                        },
+                        *dataset.volumes,
                     ],
                 },
             },

@@ -9,6 +9,9 @@ from typing import Literal, Protocol, cast
 
 from components import catalog
 
+from . import datasets
+from .datasets import DatasetSettings
+from .gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
 from .reader import ConfigReader
 
 DevicePluginMode = Literal["auto", "always", "never"]
@@ -44,6 +47,7 @@ RESERVED_ENV = (
     "MASTER_PORT",
     "NNODES",
     "NODE_RANK",
+    "DATASET_DIR",
 )
 """Set on every training Job by gpuinfra (the Job -> trainer contract, and torchrun's)."""
 
@@ -74,6 +78,7 @@ _JOB_FIELDS = (
     "shmSizeGi",
     "cpu",
     "memory",
+    "dataset",
 )
 
 
@@ -103,6 +108,8 @@ class TrainingJobSettings:
     None on an existing cluster's GPU nodes."""
     gpu_model: str | None = None
     """The GPU model the Job asked for (`gpuModel`), matched to a pool; None: any."""
+    dataset: DatasetSettings | None = None
+    """Where the Job's data comes from and how it reaches the pod; None: the image's own."""
 
 
 class PoolShape(Protocol):
@@ -199,7 +206,9 @@ class GpuLayerSettings:
     mode: GpuLayerMode = "inline"
     """inline: this stack deploys the layer; separate: a `clusterStack` stack does."""
     prometheus_release: str = "kube-prometheus-stack"
-    """`release` label of the ServiceMonitor ("" for none)."""
+    """`release` label of the ServiceMonitor and the PrometheusRule ("" for none)."""
+    alerts: GpuAlertSettings = DEFAULT_ALERTS
+    """The GPU alerts' thresholds (`gpuAlert*`), resolved once the autoscaling is known."""
 
 
 def parse_mode(r: ConfigReader, *, cloud: str, api_endpoint_public: bool) -> GpuLayerMode:
@@ -481,6 +490,12 @@ def _job(
             "rest to the trainer; lower shmSizeGi or raise memory",
         )
 
+    dataset = None
+    if "dataset" in raw:
+        dataset, problems = datasets.parse(raw["dataset"])
+        for key, got, allowed in problems:
+            j.problem(key, got, allowed)
+
     command, args = j.strings("command"), j.strings("args")
     if not j.ok:
         return None
@@ -502,4 +517,5 @@ def _job(
         memory=memory,
         pool=placed,
         gpu_model=requested_model,
+        dataset=dataset,
     )

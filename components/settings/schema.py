@@ -326,6 +326,71 @@ KEYS: tuple[ConfigKey, ...] = (
         "gpuLayer",
         "Install kube-prometheus-stack (pinned Helm chart) into `monitoring`.",
     ),
+    # GPU alerts: a PrometheusRule beside the ServiceMonitor (issue 23)
+    _k(
+        "gpuAlerts",
+        "boolean",
+        True,
+        "gpuLayer",
+        "With `monitoringPrometheusOperator`: a PrometheusRule with GPU alerts from the DCGM "
+        "exporter's metrics (utilisation, temperature, XID and ECC errors, memory, idle GPU "
+        "nodes). `gpuinfra preview` lists them.",
+    ),
+    _k(
+        "gpuAlertUtilizationPercent",
+        "integer",
+        70,
+        "gpuLayer",
+        "GpuUnderutilized: a training pod whose GPUs' 5-minute average utilisation stays below "
+        "this percent, 1 to 100 (below 70 % the instance is too big or the input pipeline too "
+        "slow).",
+    ),
+    _k(
+        "gpuAlertUtilizationMinutes",
+        "integer",
+        30,
+        "gpuLayer",
+        "GpuUnderutilized: minutes the utilisation must stay low before the alert fires, 5 to "
+        "10080.",
+    ),
+    _k(
+        "gpuAlertTemperatureCelsius",
+        "integer",
+        85,
+        "gpuLayer",
+        "GpuTemperatureHigh: GPU temperature in °C above which the card needs cooling, 40 to 120.",
+    ),
+    _k(
+        "gpuAlertTemperatureMinutes",
+        "integer",
+        5,
+        "gpuLayer",
+        "GpuTemperatureHigh: minutes the temperature must stay high, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertMemoryPercent",
+        "integer",
+        95,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: percent of a training pod's GPU memory in use, 50 to 100.",
+    ),
+    _k(
+        "gpuAlertMemoryMinutes",
+        "integer",
+        15,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: minutes the memory must stay that full, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertIdleNodeMinutes",
+        "integer",
+        0,
+        "gpuLayer",
+        "GpuNodeIdle: minutes a GPU node may run no training pod before the alert fires (the "
+        "autoscaler should have removed it), more than `gpuPoolScaleDownDelayMinutes`, at most "
+        "10080. 0: that delay plus 10 (cloud kubernetes: 20, Cluster Autoscaler's default 10 "
+        "plus 10). XID and double-bit ECC errors alert at once.",
+    ),
     _k(
         "trainerImage",
         "string",
@@ -341,7 +406,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "Restartable training Jobs, one mapping each: name (required), image, command, args, "
         "env, pool, gpuModel, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
         "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
-        "shmSizeGi, cpu, memory. See the README's Training Jobs section.",
+        "shmSizeGi, cpu, memory, dataset (source, access mount|stage|stream, mountPath, "
+        "nodeCachePath). See the README's Training Jobs and Datasets sections.",
     ),
     # bring your own cluster (cloud: kubernetes)
     _k(
@@ -600,8 +666,8 @@ KEYS: tuple[ConfigKey, ...] = (
         "boolean",
         False,
         "workstation",
-        "Add one GPU VM with SSH (22), JupyterLab (8888) and TensorBoard (6006), reachable only "
-        "from `adminCidrs`.",
+        "Add one GPU VM with JupyterLab and TensorBoard, reached through an SSH tunnel (SSH 22 "
+        "from `adminCidrs` only; both servers listen on the VM's loopback).",
     ),
     _k(
         "workstationInstanceType",
@@ -609,7 +675,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "",
         "workstation",
         "GPU instance type of the workstation from the catalog, e.g. g5.xlarge. Empty: picked "
-        "by `workstationGpuModel`, else a GPU pool's type (`workstationGpuPool`).",
+        "by `workstationGpuModel`, else a GPU pool's type (`workstationGpuPool`). AWS: a type "
+        "the Deep Learning AMI supports (G4dn, G5, G6, Gr6, G6e, P4d, P4de, P5, P5e, P5en, "
+        "P6-B200; not P3).",
     ),
     _k(
         "workstationGpuPool",
@@ -640,8 +708,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "onDemand",
         "workstation",
         "Allowed: onDemand, spot (cheaper; reclaimed with short notice and unsaved work is "
-        "lost; AWS and Alibaba Cloud stop it and keep its disk, Tencent Cloud releases it "
-        "and its disk).",
+        "lost; Alibaba Cloud stops it and keeps its disk, AWS releases it and its disk: keep "
+        "work in the bucket). Tencent Cloud: onDemand only (a spot CVM's data disk cannot be "
+        "deleted with it).",
     ),
     _k(
         "workstationRootDiskGb",

@@ -25,9 +25,11 @@ from .clouds import tencentcloud as tencentcloud_rules
 from .clouds import volcengine as volcengine_rules
 from .clouds.alicloud import parse_alicloud
 from .clouds.aws import parse_aws
-from .clouds.kubernetes import parse_existing_cluster
+from .clouds.kubernetes import ExistingClusterSettings, parse_existing_cluster
+from .datasets import EXISTING_CLUSTER_NO_MOUNT, PLATFORMS, DatasetPlatform, platform_problems
 from .errors import SettingsError
-from .gpu_layer import parse_gpu_layer
+from .gpu_alerts import parse_gpu_alerts
+from .gpu_layer import GpuLayerSettings, parse_gpu_layer
 from .gpu_pools import parse_gpu_pools, pool_key
 from .model import (
     AccessSettings,
@@ -106,6 +108,7 @@ def parse_settings(
             "only for cloud kubernetes (a GPU-layer stack); a cluster stack sets "
             "gpuinfra:gpuLayer: separate and is named by the other stack's clusterStack",
         )
+    _dataset_platform(r, cloud, existing, gpu_layer)
     if (
         existing is not None
         and existing.cluster_stack is None
@@ -185,6 +188,17 @@ def parse_settings(
             )
             for pool in gpu_pools
         )
+    # GPU alerts (issue 23): the idle-node alert waits past the autoscaler's scale-down delay.
+    gpu_layer = replace(
+        gpu_layer,
+        alerts=parse_gpu_alerts(
+            r,
+            scale_down_delay_minutes=autoscaling.scale_down_delay_minutes if autoscaling else None,
+            # The exporter's series carry no pool label: the pools' minima together are
+            # the GPU nodes the autoscalers keep however idle.
+            min_gpu_nodes=sum(p.min_nodes for p in autoscaling.pools) if autoscaling else 0,
+        ),
+    )
     _check_cost_assumptions(r)
 
     if r.problems or (not gpu_pools and existing is None):
@@ -219,6 +233,35 @@ def _check_unknown_keys(r: ConfigReader) -> None:
         close = difflib.get_close_matches(name, list(BY_NAME), n=1)
         hint = f"did you mean {NAMESPACE}:{close[0]}?" if close else "see the config reference"
         r.problem(name, r.raw[name], f"unknown setting; {hint}")
+
+
+def _dataset_platform(
+    r: ConfigReader,
+    cloud: str,
+    existing: ExistingClusterSettings | None,
+    gpu_layer: GpuLayerSettings,
+) -> None:
+    """Datasets the platform cannot serve (mount without a CSI driver that takes pod identity,
+    a bucket of another cloud's scheme). A `clusterStack` stack checks against its handle."""
+    if existing is not None and existing.cluster_stack is not None:
+        return
+    if existing is not None:
+        scheme = (existing.bucket_uri or "").partition("://")[0]
+        platform = DatasetPlatform(scheme, None, EXISTING_CLUSTER_NO_MOUNT)
+    elif cloud in PLATFORMS:
+        platform = PLATFORMS[cloud]
+    else:
+        return
+    for i, job in enumerate(gpu_layer.training_jobs):
+        if job.dataset is None:
+            continue
+        for field, value, allowed in platform_problems(
+            job.dataset,
+            scheme=platform.scheme,
+            mount_driver=platform.mount_driver,
+            no_mount=platform.no_mount,
+        ):
+            r.problem(f"trainingJobs[{i}].{field}", value, allowed)
 
 
 def _region(r: ConfigReader, rules: CloudRules, provider_config: Mapping[str, str]) -> str:

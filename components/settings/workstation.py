@@ -34,6 +34,17 @@ CLOUD_DISK_GB: dict[str, tuple[int, int, str]] = {
     ),
 }
 """Where a cloud's workstation disk has other bounds than the generic ones, and why."""
+IMAGE_FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "aws": (
+        "the Deep Learning AMI GPU PyTorch 2.9 (Ubuntu 24.04)",
+        ("g4dn", "g5", "g6", "gr6", "g6e", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200"),
+    ),
+}
+"""Instance families the workstation's image supports, where the image limits them. AWS:
+`supported_ec2_instances` of the DLAMI release notes (x86_64, 2026-03-20: "G4dn, G5, G6,
+Gr6, G6e, P4, P4de, P5, P5e, P5en, P6-B200", seen at https://docs.amazonaws.cn/dlami/latest/
+devguide/aws-deep-learning-ami-gpupt29oss-ul2404-2026-03-20.md, the same page as on
+docs.aws.amazon.com); P3 (V100) is not among them."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +119,18 @@ def parse_workstation(
             "takes a pool's type only when neither workstationInstanceType nor "
             "workstationGpuModel is set; remove one",
         )
+    if cloud == "tencentcloud" and capacity == "spot":
+        r.problem(
+            "workstationCapacityType",
+            capacity,
+            "not on Tencent Cloud: a SPOTPAID instance's encrypted data disk (which holds the "
+            "notebooks) cannot be deleted with it (terraform-provider-tencentcloud@v1.82.42 "
+            "resource_tc_instance.go:826-833), so `pulumi destroy` would leave it billing, and "
+            "a reclaim releases the instance; use onDemand",
+        )
     entry = _instance(r, cloud, instance_type, model, count, pool, gpu_pools)
+    if entry is not None:
+        _check_image_supports(r, cloud, entry, instance_type, model)
     if entry is None or r.problems:
         return None
     return WorkstationSettings(
@@ -118,6 +140,36 @@ def parse_workstation(
         ssh_public_key=key.strip(),
         subnet=subnet,
     )
+
+
+def _check_image_supports(
+    r: ConfigReader, cloud: str, entry: GpuInstanceType, instance_type: str, model: str
+) -> None:
+    if cloud not in IMAGE_FAMILIES:
+        return
+    image, families = IMAGE_FAMILIES[cloud]
+    family = entry.instance_type.split(".", 1)[0]
+    if family in families:
+        return
+    supported = [
+        e.instance_type
+        for e in catalog.instance_types(cloud)
+        if e.instance_type.split(".", 1)[0] in families
+    ]
+    why = (
+        f"{entry.instance_type} ({entry.gpu_model}) is not supported by the workstation's image, "
+        f"{image}, which supports {', '.join(families)}; choose one of: {', '.join(supported)}"
+    )
+    if instance_type:
+        r.problem("workstationInstanceType", instance_type, why)
+    elif model:
+        r.problem("workstationGpuModel", model, why)
+    else:
+        r.problem(
+            "workstationInstanceType",
+            None,
+            f"empty, so the workstation would take the GPU pool's type, but {why}",
+        )
 
 
 def _instance(

@@ -1,9 +1,11 @@
 """GPU workstation on CVM: Ubuntu with the NVIDIA driver, Jupyter and TensorBoard.
 
-One instance behind the admin security group (22, 8888, 6006 from `adminCidrs` only) plus an
-egress-only group, a CAM role that reaches one COS bucket, and an encrypted data disk at
-/data for notebooks and data: the provider's CVM resource cannot encrypt the system disk
-(only `data_disks` take `encrypt`), so the system disk holds the OS only.
+One instance behind the admin security group (SSH from `adminCidrs` only; Jupyter and
+TensorBoard listen on loopback, reached through an SSH tunnel) plus an egress-only group, a
+CAM role that reaches one COS bucket, and an encrypted data disk at /data: the provider's CVM
+resource cannot encrypt the system disk (only `data_disks` take `encrypt`), so everything the
+workstation keeps (the service user's home and notebooks, the venvs, the synced TensorBoard
+logs, the Jupyter token) lives on /data and the system disk holds the OS only.
 """
 
 from __future__ import annotations
@@ -20,10 +22,8 @@ import yaml
 from components.settings.workstation import WorkstationSettings
 from components.workstation_access import WorkstationBase
 from components.workstation_cloud_init import (
-    SYNC_STATE_DIR,
-    SYNCED_TENSORBOARD_DIR,
-    TENSORBOARD_PREFIX,
     CloudInitArgs,
+    Layout,
     render,
     ubuntu_driver_install,
 )
@@ -43,8 +43,25 @@ provider's `tencentcloud_instance` has no driver argument). So cloud-init instal
 packaged datacenter driver. Sources: Tencent docs 560/76423 (NVIDIA driver guide), CVM API
 2017-03-12 RunInstances, terraform-provider-tencentcloud@v1.82.42 `instance` docs."""
 LOGIN_USER = "ubuntu"
+"""The image's SSH user (has sudo; the services run as an unprivileged user)."""
 SYSTEM_DISK_GB = 50
 DATA_DIR = "/data"
+LAYOUT = Layout(data_root=f"{DATA_DIR}/gpuinfra", home_root=f"{DATA_DIR}/home")
+"""All the workstation's state on the encrypted data disk."""
+MOUNT_DATA_DISK = f"""\
+root_disk=$(lsblk -no PKNAME "$(findmnt -no SOURCE /)")
+data_disk=$(lsblk -dpno NAME,TYPE \\
+  | awk -v root="/dev/$root_disk" '$2 == "disk" && $1 != root {{print $1}}' | tail -n 1)
+if [[ -z "$data_disk" ]]; then echo "no data disk besides /dev/$root_disk" >&2; exit 1; fi
+blkid "$data_disk" >/dev/null || mkfs.ext4 -q "$data_disk"
+mkdir -p {DATA_DIR}
+uuid=$(blkid -s UUID -o value "$data_disk")
+if ! grep -q ' {DATA_DIR} ' /etc/fstab; then
+  echo "UUID=$uuid {DATA_DIR} ext4 defaults,nofail 0 2" >>/etc/fstab
+fi
+mount -a
+mountpoint -q {DATA_DIR}"""
+"""The encrypted data disk (the one disk that is not the root disk) becomes /data, by UUID."""
 COSCLI_VERSION = "v1.0.6"
 """Latest tencentyun/coscli release checked (util/const.go, tag of 2025-03-20); release assets
 are named `coscli-<version>-linux-amd64`."""
@@ -81,7 +98,6 @@ class GpuWorkstation(WorkstationBase):
             instance_type=s.instance.instance_type,
             opts=pulumi.InvokeOutputOptions(parent=self),
         )
-        jupyter_token = self.new_jupyter_token(name)
 
         # A Tencent security group without rules drops everything: one group lets traffic out.
         egress = tencentcloud.security.Group(
@@ -138,38 +154,28 @@ class GpuWorkstation(WorkstationBase):
         )
 
         def cloud_init(parts: list[str]) -> str:
-            bucket, role_name, secret = parts
+            bucket, role_name = parts
             return render(
                 CloudInitArgs(
-                    user=LOGIN_USER,
+                    login_user=LOGIN_USER,
                     ssh_public_key=s.ssh_public_key,
-                    tensorboard_logdir=SYNCED_TENSORBOARD_DIR,
-                    notebook_dir=f"{DATA_DIR}/notebooks",
+                    # The instance's CAM role, fetched from the metadata service by coscli.
+                    sync=["cos", "--config", COSCLI_CONFIG, f"cos://{bucket}/"],
+                    layout=LAYOUT,
                     driver_install=ubuntu_driver_install(),
                     setup=[
-                        # The encrypted data disk (the only one attached) becomes /data.
-                        "DISK=$(lsblk -dpno NAME,TYPE | awk '$2==\"disk\"{print $1}' | tail -n1)"
-                        " && (blkid $DISK || mkfs.ext4 -q $DISK) && mkdir -p /data"
-                        ' && echo "$DISK /data ext4 defaults,nofail 0 2" >> /etc/fstab'
-                        " && mount -a",
+                        MOUNT_DATA_DISK,
                         "curl -fsSL -o /usr/local/bin/coscli https://github.com/tencentyun/"
                         f"coscli/releases/download/{COSCLI_VERSION}/coscli-{COSCLI_VERSION}"
-                        "-linux-amd64 && chmod 755 /usr/local/bin/coscli",
+                        "-linux-amd64",
+                        "chmod 755 /usr/local/bin/coscli",
                     ],
                     files={COSCLI_CONFIG: coscli_config(bucket, args.region, role_name)},
-                    # The instance's CAM role, fetched from the metadata service by coscli.
-                    tensorboard_sync=(
-                        f"coscli sync cos://{bucket}/{TENSORBOARD_PREFIX} "
-                        f"{SYNCED_TENSORBOARD_DIR}/ -r -c {COSCLI_CONFIG} "
-                        f"--log-path {SYNC_STATE_DIR}"
-                    ),
-                ),
-                secret,
+                )
             )
 
-        user_data: pulumi.Output[str] = pulumi.Output.secret(
-            pulumi.Output.all(args.bucket_name, role.name, jupyter_token).apply(cloud_init)
-        )
+        # No secret in it: the Jupyter token is generated on the instance.
+        user_data = pulumi.Output.all(args.bucket_name, role.name).apply(cloud_init)
         public = s.subnet == "public"
         instance = tencentcloud.instance.Instance(
             f"{name}-workstation",
@@ -204,7 +210,7 @@ class GpuWorkstation(WorkstationBase):
             instance_id=instance.id,
             address=instance.public_ip if public else instance.private_ip,
             login_user=LOGIN_USER,
-            jupyter_token=jupyter_token,
+            layout=LAYOUT,
         )
 
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import alicloud, aws, tencentcloud, volcengine
-from . import random as random_mocks
 from .common import ACCOUNT_ID, CloudMocks, UnmockedCallError, autoname, digest
 
 __all__ = [
@@ -28,7 +27,6 @@ _BY_PACKAGE: dict[str, CloudMocks] = {
     "alicloud": alicloud.MOCKS,
     "tencentcloud": tencentcloud.MOCKS,
     "volcenginecc": volcengine.MOCKS,
-    "random": random_mocks.MOCKS,
 }
 DEFAULT_REGION: dict[str, str] = {
     "aws": "us-east-1",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from components.settings import eks_versions
 from components.settings.clouds.aws import s3_bucket_name_problem
 
-from .model import RuleContext, get, provider_rule
+from .model import Problem, RuleContext, get, provider_rule
 
 if TYPE_CHECKING:
     from ..engine import RecordedResource
@@ -32,6 +32,7 @@ EKS_GUIDE = "awsdocs/amazon-eks-user-guide@4d52b4d latest/ug"
 
 CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+ADDON = "aws:eks/addon:Addon"
 ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
 ACCESS_POLICY_ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 SUBNET = "aws:ec2/subnet:Subnet"
@@ -383,6 +384,61 @@ def eks_node_group_launch_template_fit(resource: RecordedResource, ctx: RuleCont
             "launchTemplate",
             "the launch template names security groups without the cluster security group: "
             "EKS then adds none and the nodes cannot reach the control plane",
+        )
+
+
+# --- EKS add-ons -------------------------------------------------------------------------------
+
+_SEMVER = re.compile(
+    r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+)
+
+
+@provider_rule(
+    ADDON,
+    source=f"{TFAWS} internal/service/eks/addon.go (resourceAddon schema: addon_version "
+    "validation.StringMatch semver with a leading v, service_account_role_arn verify.ValidARN, "
+    "resolve_conflicts_on_create NONE | OVERWRITE, configuration_values a string)",
+)
+def eks_addon_values(resource: RecordedResource, ctx: RuleContext) -> Problems:
+    """The provider's validators of an EKS add-on: a `v`-prefixed semantic version, an ARN for
+    the ServiceAccount role, a known conflict resolution, JSON configuration values."""
+    version = resource.inputs.get("addonVersion")
+    if version is not None and not _SEMVER.match(str(version)):
+        yield "addonVersion", f"{version!r} must follow semantic version format (v1.2.3-eksbuild.1)"
+    role = resource.inputs.get("serviceAccountRoleArn")
+    if role is not None and not str(role).startswith("arn:"):
+        yield "serviceAccountRoleArn", f"{role!r} is not an ARN (the role's arn output)"
+    conflicts = resource.inputs.get("resolveConflictsOnCreate")
+    if conflicts is not None and conflicts not in ("NONE", "OVERWRITE"):
+        yield "resolveConflictsOnCreate", f"{conflicts!r}: allowed NONE, OVERWRITE"
+    values = resource.inputs.get("configurationValues")
+    if values is not None:
+        try:
+            json.loads(str(values))
+        except ValueError:
+            yield "configurationValues", "must be JSON text (json.dumps of the add-on's settings)"
+
+
+@provider_rule(
+    ADDON,
+    source=f"{TFAWS} internal/service/eks/addon.go (resourceAddonCreate waits in "
+    "waitAddonCreated: Pending CREATING, DEGRADED; Target ACTIVE; 20 minute create timeout)",
+)
+def eks_addon_after_its_nodes(resource: RecordedResource, ctx: RuleContext) -> Problems:
+    """The provider waits until a new add-on is ACTIVE (20 minutes): an add-on whose pods run
+    on the cluster's nodes stays DEGRADED until there are nodes, so where the same update
+    creates the node groups, the add-on must wait for one."""
+    cluster = resource.inputs.get("clusterName")
+    groups = [g for g in ctx.of_type(NODE_GROUP) if g.inputs.get("clusterName") == cluster]
+    if groups and not any(ctx.depends_on(resource, g) for g in groups):
+        yield (
+            "dependsOn",
+            f"add-on {resource.inputs.get('addonName')!r} of cluster {cluster!r} does not wait "
+            "for a node group of it: its pods would have nowhere to run while `pulumi up` waits "
+            "20 minutes for ACTIVE",
         )
 
 
@@ -923,3 +979,66 @@ def s3_bucket_policy_document(resource: RecordedResource, ctx: RuleContext) -> P
     text = resource.inputs.get("policy")
     if isinstance(text, str) and len(text.encode()) > 20 * 1024:
         yield "policy", "larger than S3's 20 KB bucket policy limit"
+
+
+# ---------------------------------------------------------------------------------------
+# Workstation
+
+EC2_INSTANCE = "aws:ec2/instance:Instance"
+
+
+@provider_rule(
+    EC2_INSTANCE,
+    source=(
+        "hashicorp/terraform-provider-aws issue #38142 (aws_instance instance_market_options: "
+        "persistent type creates untracked resource); fix PR #41206 unmerged, it names the "
+        "unmatched cleanup condition at internal/service/ec2/ec2_instance.go:2224 (658a6457)"
+    ),
+)
+def persistent_spot_request_outlives_instance(
+    resource: RecordedResource, ctx: RuleContext
+) -> Iterator[Problem]:
+    """Deleting an instance leaves its persistent spot request open, which relaunches it."""
+    path = "instanceMarketOptions.spotOptions.spotInstanceType"
+    if get(resource.inputs, path) == "persistent":
+        yield (
+            path,
+            "a persistent spot request is not cancelled when the instance is destroyed and "
+            "launches an untracked instance: use `one-time` (with `terminate` on interruption)",
+        )
+
+
+@provider_rule(
+    EC2_INSTANCE,
+    source=(
+        "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/interruption-behavior.html "
+        '("Stop interrupted Spot Instances ... The Spot Instance request type must be '
+        'persistent"); API_SpotMarketOptions SpotInstanceType'
+    ),
+)
+def spot_stop_needs_persistent_request(
+    resource: RecordedResource, ctx: RuleContext
+) -> Iterator[Problem]:
+    """EC2 stops or hibernates an interrupted spot instance only for a persistent request."""
+    options = get(resource.inputs, "instanceMarketOptions.spotOptions") or {}
+    behavior = options.get("instanceInterruptionBehavior")
+    if behavior in ("stop", "hibernate") and options.get("spotInstanceType") != "persistent":
+        yield (
+            "instanceMarketOptions.spotOptions.instanceInterruptionBehavior",
+            f"`{behavior}` needs a persistent spot request (the default is one-time), and a "
+            "persistent request outlives the instance: use `terminate`",
+        )
+
+
+@provider_rule(
+    EC2_INSTANCE,
+    source=(
+        "hashicorp/terraform-provider-aws internal/service/ec2/ec2_instance.go, aws_instance "
+        'schema: "user_data" ValidateFunc validation.StringLenBetween(0, 16384)'
+    ),
+)
+def user_data_over_16kb(resource: RecordedResource, ctx: RuleContext) -> Iterator[Problem]:
+    """The provider refuses `user_data` longer than 16384 characters (EC2's 16 KB)."""
+    user_data = resource.inputs.get("userData")
+    if isinstance(user_data, str) and len(user_data) > 16384:
+        yield "userData", f"{len(user_data)} characters; EC2 takes at most 16384 (16 KB)"

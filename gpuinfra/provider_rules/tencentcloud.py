@@ -7,6 +7,7 @@ cites that release (`git show v1.82.42:<path>`). Paths below are relative to its
 
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 import re
@@ -600,7 +601,9 @@ def key_pair_name(resource: RecordedResource, ctx: RuleContext) -> Iterator[Prob
         yield "keyName", f"{name!r}: 1 to 25 letters, digits or '_'"
 
 
-@provider_rule(CVM, source=_CVM + "resource_tc_instance.go:66-72, 260-279, 412-425, 826-833")
+@provider_rule(
+    CVM, source=_CVM + "resource_tc_instance.go:66-72, 260-279, 346-352, 412-425, 826-833"
+)
 def cvm_instance_arguments(resource: RecordedResource, ctx: RuleContext) -> Iterator[Problem]:
     """Instance name 2 to 128 characters; `key_ids` excludes `password`, `security_groups`
     excludes `orderly_security_groups`; a data disk deleted with the instance only on
@@ -613,12 +616,41 @@ def cvm_instance_arguments(resource: RecordedResource, ctx: RuleContext) -> Iter
         yield "securityGroups", "conflicts with orderlySecurityGroups"
     charge = i.get("instanceChargeType") or "POSTPAID_BY_HOUR"
     for index, disk in enumerate(_as_list(i.get("dataDisks"))):
-        if disk.get("deleteWithInstance") and charge != "POSTPAID_BY_HOUR":
+        # The schema defaults it to true (resource_tc_instance.go:346-352), so an unset value
+        # is refused too: only an explicit false passes on spot or prepaid.
+        if disk.get("deleteWithInstance", True) is not False and charge != "POSTPAID_BY_HOUR":
             yield (
                 f"dataDisks.{index}.deleteWithInstance",
-                (f"only allowed on POSTPAID_BY_HOUR instances, not {charge}"),
+                f"true (the default when unset) is only allowed on POSTPAID_BY_HOUR instances, "
+                f"not {charge}",
             )
 
 
 def _as_list(value: Any) -> Sequence[Mapping[str, Any]]:
     return [v for v in value if isinstance(v, Mapping)] if isinstance(value, list) else []
+
+
+# ---------------------------------------------------------------------------------------
+# Workstation
+
+USER_DATA_LIMIT = 16 * 1024
+
+
+@provider_rule(
+    CVM,
+    source=(
+        "tencentcloudstack/terraform-provider-tencentcloud@v1.82.42 "
+        'tencentcloud/services/cvm/resource_tc_instance.go:453 ("user_data_raw" ... "Up to '
+        '16 KB after base64 encoded")'
+    ),
+)
+def user_data_raw_over_16kb(resource: RecordedResource, ctx: RuleContext) -> Iterator[Problem]:
+    """CVM takes at most 16 KB of user data after base64 encoding."""
+    raw = resource.inputs.get("userDataRaw")
+    if isinstance(raw, str):
+        size = len(base64.b64encode(raw.encode()))
+        if size > USER_DATA_LIMIT:
+            yield (
+                "userDataRaw",
+                f"{size} bytes after base64; CVM takes at most {USER_DATA_LIMIT} (16 KB)",
+            )

@@ -34,7 +34,7 @@ def test_markdown_shows_resources_cost_findings() -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     for fragment in ("### gpuinfra preview: `dev`", "resources**", "#### Cost estimate",
-                     "g5.xlarge (spot)", "Estimate, USD, list prices dated", "#### Policy findings"):  # fmt: skip
+                     "g5.xlarge (spot)", "Estimate, USD, prices dated", "#### Policy findings"):  # fmt: skip
         assert fragment in out, fragment
 
 
@@ -97,7 +97,7 @@ def test_sizing_lists_fitting_types_cheapest_first() -> None:
     )
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    prices = [f["usd_per_hour"] for f in doc["fits"]]
+    prices = [f["per_hour"] for f in doc["fits"]]
     assert prices and prices == sorted(prices)
     assert doc["memory"]["weights_gib"] == pytest.approx(3e8 * 2 / 1024**3)
     assert "ZeRO" in doc["formula"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import json
+from pathlib import Path
 from typing import Any
 
 from gpuinfra.diff import BLOCKED, REPLACE, UPDATE, diff_plans, flatten, has_changes
@@ -176,3 +178,20 @@ def test_growing_an_unpriced_ack_pool_is_unknown_not_zero() -> None:
         assert d["cost"]["delta"][figure] is None
         assert any("ecs.gn7i-8x.32xlarge" in u for u in d["cost"]["deltaUnknown"][figure])
     assert "$0.00" not in text_diff(d).splitlines()[-1]
+
+
+def test_a_blocked_change_fails_the_preview(tmp_path: Path) -> None:
+    """`pulumi up` would refuse it after the PR merged: the PR check fails now (exit 1)."""
+    from gpuinfra.cli import main
+
+    base = plan_json(build("dev"), "aws")
+    base["resources"].append(
+        {"urn": "urn:pulumi:dev::gpuinfra::aws:s3/bucket:Bucket::gone", "type":
+         "aws:s3/bucket:Bucket", "name": "gone", "protect": True, "inputs": {}}
+    )  # fmt: skip
+    path = tmp_path / "base.json"
+    path.write_text(json.dumps(base))
+    assert main(["preview", "--stack", "dev", "--diff", str(path), "--json"]) == 1
+    base["resources"].pop()
+    path.write_text(json.dumps(base))
+    assert main(["preview", "--stack", "dev", "--diff", str(path), "--json"]) == 0

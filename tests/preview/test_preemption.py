@@ -107,9 +107,10 @@ def test_custom_arguments_without_the_flag_are_unknown_not_zero(aws_jobs: tuple)
 def test_existing_cluster_counts_gpu_hours_without_a_price() -> None:
     view = planview.from_plan(build("k8s-dev"), "kubernetes")
     found = exposures(view, cost.assumptions(view))
-    assert [e.gpus for e in found] == [1, 2]
+    # by name: resnet50-single, -staged, -streamed (the dataset Jobs), -two-nodes
+    assert [e.gpus for e in found] == [1, 1, 1, 2]
     assert all(e.lost_usd_worst is None and "no GPU pool" in e.note for e in found)
-    assert [e.lost_gpu_hours_worst for e in found] == pytest.approx([1 / 6, 2 / 6])
+    assert [e.lost_gpu_hours_worst for e in found] == pytest.approx([1 / 6, 1 / 6, 1 / 6, 2 / 6])
 
 
 def test_preview_reports_it_in_json_and_markdown() -> None:
@@ -125,7 +126,7 @@ def test_preview_reports_it_in_json_and_markdown() -> None:
     ]
     as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, check=True)
     preemption = json.loads(as_json.stdout)["preemption"]
-    assert [p["gpus"] for p in preemption] == [1, 2]
+    assert [p["gpus"] for p in preemption] == [1, 1, 1, 2]
     md = subprocess.run([*command, "--format", "markdown"], capture_output=True, text=True)
     assert "#### Preemption exposure" in md.stdout
     # An existing cluster's Jobs run on GPU nodes of no pool gpuinfra knows: "-".

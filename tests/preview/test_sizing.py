@@ -108,3 +108,41 @@ def test_a_stacks_pools_say_which_holds_the_job() -> None:
     layer = pool_fits(estimate_memory(1e8, "bf16"), stack_pools(root, "alicloud-dev-gpu"))
     assert [p.pool for p in layer] == ["small", "large"]
     assert all(p.mode == "DDP" for p in layer)
+
+
+def test_clouds_compare_in_one_currency_only_with_a_dated_rate(tmp_path) -> None:
+    """Issue #21: sizing compares the fitting types across the clouds, cheapest first; a CNY
+    price (refreshed for cn-hangzhou) and USD prices are never ranked against each other
+    without a rate, and with one they are, converted, with the rate and its date shown."""
+    from gpuinfra.currency import parse_rate
+    from gpuinfra.prices import file as price_file
+
+    price_file.write(
+        price_file.PriceFile("alicloud", "cn-hangzhou", "CNY", "2026-11-30T12:00:00Z", "test API",
+                             {"ecs.gn7i-c8g1.2xlarge": 7.0}),
+        price_file.path_for("alicloud", "cn-hangzhou", tmp_path),
+    )  # fmt: skip
+    price_file.set_folder(tmp_path)
+    m = estimate_memory(1e8, "bf16", seq_len=512)
+    apart = fits(m, ["aws", "alicloud"])
+    priced = [f for f in apart if f.per_hour is not None]
+    ali = next(f for f in priced if f.cloud == "alicloud")
+    assert (ali.per_hour, ali.currency, ali.region, ali.price_date) == (
+        7.0,
+        "CNY",
+        "cn-hangzhou",
+        "2026-11-30",
+    )
+    # No rate: sorted within each currency (CNY rows, then USD rows), never ¥7 vs $1.
+    assert [f.currency for f in priced] == sorted(f.currency for f in priced)
+    text = render(m, apart)
+    assert "¥7.00/h (cn-hangzhou, 2026-11-30)" in text and "never converted" in text
+    rate = parse_rate("USD/CNY=7.0@2026-11-30")
+    together = fits(m, ["aws", "alicloud"], "USD", rate)
+    ranked = [f for f in together if f.compare_per_hour is not None]
+    assert [f.compare_per_hour for f in ranked] == sorted(f.compare_per_hour for f in ranked)
+    ali = next(f for f in ranked if f.cloud == "alicloud")
+    assert ali.compare_per_hour == pytest.approx(1.0)  # ¥7.00 at 7 CNY per USD
+    assert ranked[0].instance_type in ("g6.xlarge", "ecs.gn7i-c8g1.2xlarge")
+    shown = render(m, together, None, "USD", rate)
+    assert "converted at 1 USD = 7 CNY (2026-11-30)" in shown and "¥7.00/h = $1.00/h" in shown

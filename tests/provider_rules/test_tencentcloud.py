@@ -426,6 +426,19 @@ CASES: list[tuple[str, Callable[[Inputs], None], Any, str]] = [
 ]
 
 
+def test_a_spot_instance_passes_only_with_delete_with_instance_set_false() -> None:
+    """The schema defaults deleteWithInstance to true, so leaving it out is refused too."""
+    plan = good_plan()
+    [cvm] = [r for r in plan if r.name == "cvm"]
+    cvm.inputs = copy.deepcopy(cvm.inputs)
+    cvm.inputs["instanceChargeType"] = "SPOTPAID"
+    disk = cvm.inputs["dataDisks"][0]
+    disk.pop("deleteWithInstance", None)
+    assert ("cvm_instance_arguments", "dataDisks.0.deleteWithInstance") in refused(plan)
+    disk["deleteWithInstance"] = False
+    assert ("cvm_instance_arguments", "dataDisks.0.deleteWithInstance") not in refused(plan)
+
+
 @pytest.mark.parametrize(
     ("name", "mutate", "rule", "field"),
     CASES,

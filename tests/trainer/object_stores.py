@@ -4,12 +4,15 @@
   layer that records each request's host, path, signature and security token, and the
   credentials each STS exchange handed out. ``localhost`` names resolve to it
   (:func:`resolve_localhost_subdomains`), so virtual-hosted buckets (OSS, COS) work.
-* :func:`fake_sts`: Alibaba STS ``AssumeRoleWithOIDC`` and Tencent STS
-  ``AssumeRoleWithWebIdentity`` as the cloud libraries call them, on ``tests/fake_http.py``.
+* :func:`fake_sts`: Alibaba STS ``AssumeRoleWithOIDC``, Tencent STS
+  ``AssumeRoleWithWebIdentity`` and Volcano Engine STS ``AssumeRoleWithOIDC`` as the cloud
+  libraries call them, on ``tests/fake_http.py``.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import io
 import json
 import re
@@ -19,7 +22,7 @@ import time
 import urllib.request
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -39,6 +42,12 @@ class Seen:
     path: str
     authorization: str
     token: str | None
+    #: the flexible-checksum headers botocore >= 1.36 adds by default (aws-chunked uploads
+    #: with a trailing checksum, x-amz-checksum-*), which OSS, COS and TOS are not sent
+    checksum_headers: tuple[str, ...] = ()
+    #: the Content-MD5 header, and the MD5 of the body as the server got it (base64)
+    content_md5: str | None = None
+    body_md5: str = ""
 
 
 @dataclass
@@ -67,6 +76,17 @@ class RecordingMoto:
         ]
 
 
+def _checksum_headers(environ: dict[str, Any]) -> tuple[str, ...]:
+    found = [
+        k
+        for k in environ
+        if k.startswith(("HTTP_X_AMZ_CHECKSUM_", "HTTP_X_AMZ_SDK_CHECKSUM_", "HTTP_X_AMZ_TRAILER"))
+    ]
+    if "aws-chunked" in environ.get("HTTP_CONTENT_ENCODING", ""):
+        found.append("HTTP_CONTENT_ENCODING=aws-chunked")
+    return tuple(sorted(found))
+
+
 def _recorder(app: Any, box: RecordingMoto) -> Any:
     def wsgi(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
@@ -80,6 +100,9 @@ def _recorder(app: Any, box: RecordingMoto) -> Any:
                 environ.get("PATH_INFO", "") + ("?" + query if query else ""),
                 environ.get("HTTP_AUTHORIZATION", ""),
                 environ.get("HTTP_X_AMZ_SECURITY_TOKEN"),
+                _checksum_headers(environ),
+                environ.get("HTTP_CONTENT_MD5"),
+                base64.b64encode(hashlib.md5(body, usedforsecurity=False).digest()).decode(),
             )
         )
         if is_sts:
@@ -153,11 +176,13 @@ def resolve_localhost_subdomains(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def clean_cloud_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: Any) -> None:
     """No ambient credentials, config files or proxies from the machine running the tests;
-    decoy AWS keys, which oss:// and cosn:// must never send."""
+    decoy AWS keys, which oss://, cosn:// and tos:// must never send."""
     import os
 
     for name in list(os.environ):
-        if name.startswith(("AWS_", "ALIBABA_CLOUD_", "TKE_", "TENCENTCLOUD_", "STORAGE_")):
+        if name.startswith(
+            ("AWS_", "ALIBABA_CLOUD_", "TKE_", "TENCENTCLOUD_", "VOLCENGINE_", "STORAGE_")
+        ):
             monkeypatch.delenv(name)
         if name.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
             monkeypatch.delenv(name)
@@ -210,6 +235,35 @@ def _answer(sts: FakeSts) -> Any:
                 }
             }
         query = parse_qs(path.partition("?")[2])
+        if query.get("Version") == ["2018-01-01"] and query.get("Action") == ["AssumeRoleWithOIDC"]:
+            # Volcano Engine: a form POST; the answer's shape is the one volcengine-go-sdk
+            # (volcengine/credentials/assume_role_oidc_provider.go, AssumeRoleWithOIDCResponse)
+            # and volcenginesdk-core read: Result.Credentials, Expiration in RFC 3339.
+            keys = {"id": f"AKTPvke{n}", "secret": f"vke-secret-{n}", "token": f"vke-token-{n}"}
+            sts.issued.append(keys)
+            now, beijing = time.time(), timezone(timedelta(hours=8))
+            stamp = "%Y-%m-%dT%H:%M:%S%z"
+            return 200, {
+                "ResponseMetadata": {
+                    "RequestId": f"req-{n}",
+                    "Action": "AssumeRoleWithOIDC",
+                    "Version": "2018-01-01",
+                    "Service": "sts",
+                    "Region": "cn-beijing",
+                },
+                "Result": {
+                    "Credentials": {
+                        "CurrentTime": datetime.fromtimestamp(now, beijing).strftime(stamp),
+                        "Expiration": datetime.fromtimestamp(
+                            now + sts.lifetime_s, beijing
+                        ).strftime(stamp),
+                        "AccessKeyId": keys["id"],
+                        "SecretAccessKey": keys["secret"],
+                        "SessionToken": keys["token"],
+                    },
+                    "AssumedRoleUser": {"Trn": "trn:sts::2100000000:assumed-role/trainer/x"},
+                },
+            }
         if query.get("Action") == ["AssumeRoleWithOIDC"]:  # Alibaba, RPC-style query
             keys = {"id": f"STS.rrsa{n}", "secret": f"rrsa-secret-{n}", "token": f"rrsa-token-{n}"}
             sts.issued.append(keys)

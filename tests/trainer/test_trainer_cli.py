@@ -23,6 +23,7 @@ from trainer.launch import final_code
         (["--data-dir=/nonexistent/images"], "is not a directory"),
         (["--checkpoint-uri=cosn://bucket/run"], "https://cos.<region>.myqcloud.com"),
         (["--checkpoint-uri=oss://bucket/run"], "STORAGE_ENDPOINT_URL (e.g. https://s3.oss-"),
+        (["--checkpoint-uri=tos://bucket/run"], "(e.g. https://tos-s3-<region>.ivolces.com)"),
         (["--checkpoint-uri=gs://bucket/run"], "unsupported --checkpoint-uri scheme gs://"),
         (["--checkpoint-uri=s3://AKIA:secret@bucket/run"], "credentials in --checkpoint-uri"),
         (["--synthetic-samples=4", "--batch-size=8"], "no full batch of 8"),

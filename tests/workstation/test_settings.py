@@ -90,3 +90,43 @@ def test_alicloud_bounds_the_system_disk(disk: int) -> None:
     for stack in ("dev", "tencentcloud-dev"):
         workstation = parse(stack, {**ON, "workstationRootDiskGb": disk}).workstation
         assert workstation is not None and workstation.root_disk_gb == disk
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ({"workstationInstanceType": "p3.2xlarge"}, "gpuinfra:workstationInstanceType"),
+        ({"workstationGpuModel": "V100"}, "gpuinfra:workstationGpuModel"),
+        ({"gpuPoolInstanceType": "p3.8xlarge"}, "gpuinfra:workstationInstanceType"),
+    ],
+)
+def test_aws_refuses_types_the_deep_learning_ami_does_not_support(
+    raw: dict[str, str], key: str
+) -> None:
+    """P3 (V100) is not among the DLAMI's supported instances: refused before anything runs,
+    naming the key that chose it and the types that work."""
+    problems = _problems(workstationSshPublicKey=SSH_KEY, **raw)
+    assert list(problems) == [key]
+    text = str(problems[key])
+    assert "Deep Learning AMI" in text and "p3." in text and "g5.xlarge" in text
+    assert "p4d.24xlarge" in text and "p3.2xlarge, " not in text.split("choose one of:")[1]
+
+
+def test_aws_takes_a_supported_type() -> None:
+    for instance_type in ("g4dn.xlarge", "g6.xlarge", "p4d.24xlarge", "p5.48xlarge"):
+        settings = parse_settings(
+            {**BASE, "workstationSshPublicKey": SSH_KEY, "workstationInstanceType": instance_type},
+            stack="t",
+            provider_config={"aws:region": "us-east-1"},
+        )
+        assert settings.workstation is not None
+        assert settings.workstation.instance.instance_type == instance_type
+
+
+def test_a_spot_workstation_is_refused_on_tencent_cloud() -> None:
+    """A SPOTPAID CVM cannot delete its data disk with it (the provider refuses
+    delete_with_instance there), so the notebooks' disk would outlive `pulumi destroy`."""
+    found = stack_problems("tencentcloud-dev", {**ON, "workstationCapacityType": "spot"})
+    assert list(found) == ["gpuinfra:workstationCapacityType"]
+    message = found["gpuinfra:workstationCapacityType"]
+    assert "Tencent" in message and "onDemand" in message and "826-833" in message

@@ -1,4 +1,5 @@
-"""GpuWorkstation on each cloud: admin group, encryption, IMDSv2, role, absent when off."""
+"""GpuWorkstation on each cloud: admin group, encryption, IMDSv2, role, outputs, absent when
+off."""
 
 from __future__ import annotations
 
@@ -74,6 +75,11 @@ def test_aws_spot_and_private_subnet() -> None:
     plan = build_ws("aws", {"workstationCapacityType": "spot", "workstationSubnet": "private"})
     i = instance(plan, "aws").inputs
     assert i["instanceMarketOptions"]["marketType"] == "spot"
+    # One-time: no spot request outlives `pulumi destroy` (terraform-provider-aws#38142).
+    assert i["instanceMarketOptions"]["spotOptions"] == {
+        "spotInstanceType": "one-time",
+        "instanceInterruptionBehavior": "terminate",
+    }
     assert i["associatePublicIpAddress"] is False
     private = {r.id for r in plan.of_type("aws:ec2/subnet:Subnet") if "private" in r.name}
     assert i["subnetId"] in private
@@ -82,12 +88,16 @@ def test_aws_spot_and_private_subnet() -> None:
 
 def test_alicloud_hardened_metadata_encrypted_disk_ram_role(ws_plans: dict[str, Plan]) -> None:
     plan = ws_plans["alicloud"]
-    i = instance(plan, "alicloud").inputs
+    ecs = instance(plan, "alicloud")
+    i = ecs.inputs
     assert i["httpTokens"] == "required"
+    # Neither the deprecated `role_name` nor the hop limit the provider marks unavailable.
+    assert "roleName" not in i and "httpPutResponseHopLimit" not in i
     assert i["systemDiskEncrypted"] is True
     assert i["systemDiskSize"] == 200
     role = plan.one("alicloud:ram/role:Role", "gpuinfra-alicloud-dev-workstation-role")
-    assert i["roleName"] == role.inputs["roleName"]
+    attachment = plan.one("alicloud:ecs/ramRoleAttachment:RamRoleAttachment")
+    assert attachment.inputs == {"instanceId": ecs.id, "ramRoleName": role.inputs["roleName"]}
     trust = json.loads(role.inputs["assumeRolePolicyDocument"])
     assert trust["Statement"][0]["Principal"]["Service"] == ["ecs.aliyuncs.com"]
     # The public image with the driver preinstalled, not the plain one that is newer.
@@ -114,11 +124,32 @@ def test_tencentcloud_encrypted_disk_and_cam_role(ws_plans: dict[str, Plan]) -> 
 
 
 @pytest.mark.parametrize("cloud", list(STACKS))
-def test_outputs_and_token_only_as_secret(ws_plans: dict[str, Plan], cloud: str) -> None:
+def test_outputs_say_how_to_reach_it_and_hold_no_secret(
+    ws_plans: dict[str, Plan], cloud: str
+) -> None:
+    """An SSH tunnel to the servers on the VM's loopback; the token fetched over SSH."""
     plan = ws_plans[cloud]
-    assert plan.outputs["workstationSshCommand"].endswith("@" + plan.outputs["workstationAddress"])
-    assert "workstationJupyterUrl" in plan.secret_outputs
-    assert "workstationAddress" not in plan.secret_outputs
+    address = plan.outputs["workstationAddress"]
+    user = {"aws": "ubuntu", "alicloud": "root", "tencentcloud": "ubuntu"}[cloud]
+    assert plan.outputs["workstationSshCommand"] == f"ssh {user}@{address}"
+    assert plan.outputs["workstationTunnelCommand"] == (
+        f"ssh -N -L 8888:127.0.0.1:8888 -L 6006:127.0.0.1:6006 {user}@{address}"
+    )
+    token_file = (
+        "/data/gpuinfra/jupyter-token"
+        if cloud == "tencentcloud"
+        else ("/var/lib/gpuinfra/jupyter-token")
+    )
+    sudo = "" if user == "root" else "sudo "
+    assert plan.outputs["workstationJupyterTokenCommand"] == (
+        f"ssh {user}@{address} {sudo}cat {token_file}"
+    )
+    assert plan.outputs["workstationJupyterUrl"] == "http://localhost:8888/lab"
+    assert plan.outputs["workstationTensorBoardUrl"] == "http://localhost:6006/"
+    assert not [k for k in plan.secret_outputs if k.startswith("workstation")]
+    # The token is made on the VM: nothing in the plan generates or holds one.
+    assert plan.of_type("random:index/randomPassword:RandomPassword") == []
+    assert "token=" not in instance(plan, cloud).inputs[USER_DATA[cloud]]
 
 
 @pytest.mark.parametrize("cloud", list(STACKS))
