@@ -31,6 +31,9 @@ from .currency import billing_currency, money
 from .planview import Resource, StackView
 from .prices import file as price_file
 
+POOL_LABEL = "gpuinfra.io/pool"
+"""The node label naming a node's pool (components/cluster_handle.py POOL_LABEL)."""
+
 DISCLAIMER = (
     "Estimate from list prices (on-demand; spot = the current spot price from a refreshed "
     "price file, else on-demand x spot factor), not a quote: taxes, discounts and data "
@@ -261,6 +264,13 @@ class _Pool:
     max_nodes: int
     disk_gb: int | None = None
     disk_fee: Fee | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """The node labels the pool gives its nodes (a Job's node selector picks a pool by them)."""
+
+    @property
+    def name(self) -> str:
+        """The GPU pool's name (`gpuinfra.io/pool`), or "" for a pool without one."""
+        return str(self.labels.get(POOL_LABEL, ""))
 
 
 @dataclass(frozen=True)
@@ -365,20 +375,26 @@ def _node_price(view: StackView, a: Assumptions, pool: _Pool) -> _NodePrice:
     return _NodePrice(node, currency, source, date, notes)
 
 
-def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool) -> CostLine:
+def _pool_line(
+    resource: Resource, view: StackView, a: Assumptions, pool: _Pool, *, budget: bool = True
+) -> CostLine:
+    """`budget`: the pool the `costGpuHoursPerMonth` GPU hours are priced on (a stack's first
+    GPU pool, where a Job that names no pool runs); others count their minimum size only."""
     gpu = catalog.find(view.cloud, pool.instance_type)
     price = _node_price(view, a, pool)
     node, source, date, notes = price.per_hour, price.source, price.date, list(price.notes)
     capacity = "spot" if pool.spot else "on-demand"
     size = f"{pool.min_nodes}/{pool.desired_nodes}/{pool.max_nodes}"
     if gpu is not None:
-        what = f"GPU pool {size} (min/desired/max) x {pool.instance_type} ({capacity})"
+        named = f"GPU pool {pool.name} " if pool.name else "GPU pool "
+        what = f"{named}{size} (min/desired/max) x {pool.instance_type} ({capacity})"
         # Monthly: nodes held at min all month, plus the GPU hours the config budgets,
-        # run on nodes with gpu_count GPUs each.
-        node_hours = pool.min_nodes * HOURS_PER_MONTH + a.gpu_hours_per_month / gpu.gpu_count
+        # run on nodes with gpu_count GPUs each (on the first GPU pool only).
+        hours = a.gpu_hours_per_month if budget else 0
+        node_hours = pool.min_nodes * HOURS_PER_MONTH + hours / gpu.gpu_count
         notes.append(
-            f"monthly = min size all month + {a.gpu_hours_per_month} GPU hours "
-            f"({gpu.gpu_count} GPU per node)"
+            f"monthly = min size all month + {hours} GPU hours ({gpu.gpu_count} GPU per node)"
+            + ("" if budget else "; gpuinfra:costGpuHoursPerMonth is priced on the first GPU pool")
         )
         # The pool's max is the autoscaler's limit, lowered by gpuinfra:maxGpus where set.
         notes.append(
@@ -404,6 +420,20 @@ def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool)
         currency=price.currency,
         node_per_hour=node,
     )
+
+
+def _labels(value: Any) -> dict[str, str]:
+    """Node pool labels as a mapping: EKS and TKE take a map, ACK and VKE a list of
+    `{key, value}`."""
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return {
+            str(item.get("key")): str(item.get("value"))
+            for item in value
+            if isinstance(item, Mapping) and item.get("key") is not None
+        }
+    return {}
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -500,6 +530,7 @@ def _aws_pool(r: Resource, view: StackView) -> _Pool:
         max_nodes=_int(scaling.get("maxSize")),
         disk_gb=disk,
         disk_fee=fees.AWS_EBS_GP3,
+        labels=_labels(r.inputs.get("labels")),
     )
 
 
@@ -562,6 +593,7 @@ def _ack_pool(r: Resource, view: StackView) -> _Pool:
         min_nodes=_int(scaling.get("minSize"), _int(desired)),
         desired_nodes=_int(desired),
         max_nodes=_int(scaling.get("maxSize"), _int(desired)),
+        labels=_labels(r.inputs.get("labels")),
     )
 
 
@@ -576,6 +608,7 @@ def _tke_pool(r: Resource, view: StackView) -> _Pool:
         min_nodes=_int(r.inputs.get("minSize")),
         desired_nodes=_int(r.inputs.get("desiredCapacity"), _int(r.inputs.get("minSize"))),
         max_nodes=_int(r.inputs.get("maxSize")),
+        labels=_labels(r.inputs.get("labels")),
     )
 
 
@@ -592,6 +625,7 @@ def _vke_pool(r: Resource, view: StackView) -> _Pool:
         min_nodes=_int(scaling.get("minReplicas")),
         desired_nodes=_int(scaling.get("desiredReplicas"), _int(scaling.get("minReplicas"))),
         max_nodes=_int(scaling.get("maxReplicas")),
+        labels=_labels((r.inputs.get("kubernetesConfig") or {}).get("labels")),
     )
 
 
@@ -606,31 +640,71 @@ POOLS: dict[str, PoolReader] = {
 
 
 def _pool(read: PoolReader) -> Extractor:
-    return lambda r, view, a: [_pool_line(r, view, a, read(r, view))]
+    def extract(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+        pool = read(r, view)
+        first = _first_gpu_pool(view)
+        return [_pool_line(r, view, a, pool, budget=first is None or first.urn == r.urn)]
+
+    return extract
+
+
+def _gpu_pools(view: StackView) -> list[tuple[Resource, _Pool]]:
+    """The plan's GPU node pools in `gpuPools` order (the stack config's), not the plan's:
+    resources are recorded as their registrations complete, in no fixed order."""
+    found = []
+    for resource in view.resources:
+        read = POOLS.get(resource.type)
+        if read is None:
+            continue
+        pool = read(resource, view)
+        if catalog.find(view.cloud, pool.instance_type) is not None:
+            found.append((resource, pool))
+    order = _pool_order(view)
+    return sorted(found, key=lambda item: (order.get(item[1].name, len(order)), item[0].name))
+
+
+def _pool_order(view: StackView) -> dict[str, int]:
+    """Pool name -> its index in the stack's `gpuPools` (empty: one pool, or not given)."""
+    try:
+        entries = json.loads(view.setting("gpuPools") or "[]")
+    except json.JSONDecodeError:
+        return {}
+    names = (
+        [e.get("name") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    )
+    return {str(name): index for index, name in enumerate(names)}
+
+
+def _first_gpu_pool(view: StackView) -> Resource | None:
+    pools = _gpu_pools(view)
+    return pools[0][0] if pools else None
 
 
 @dataclass(frozen=True)
 class GpuHourPrice:
-    """What one GPU of the stack's GPU pool costs per hour (its node's price / its GPUs)."""
+    """What one GPU of a GPU pool costs per hour (its node's price / its GPUs)."""
 
     instance_type: str
     gpus_per_node: int
     usd: float | None
     """The price per GPU-hour, in `currency` (the name predates currencies)."""
     note: str
+    pool: str = ""
+    """The pool's name (`gpuinfra.io/pool`), "" where its nodes carry none."""
+    spot: bool = True
     currency: str = "USD"
 
 
-def gpu_hour_price(view: StackView, a: Assumptions) -> GpuHourPrice | None:
-    """None when the stack has no GPU pool (e.g. an existing cluster)."""
-    for resource in sorted(view.resources, key=lambda r: r.name):
-        read = POOLS.get(resource.type)
-        if read is None:
+def gpu_hour_price(
+    view: StackView, a: Assumptions, node_selector: Mapping[str, str] | None = None
+) -> GpuHourPrice | None:
+    """The GPU pool whose node labels hold `node_selector` (a Job's), or the first GPU pool
+    without one; None when the stack has no such pool (e.g. an existing cluster)."""
+    for _resource, pool in _gpu_pools(view):
+        if node_selector and any(pool.labels.get(k) != v for k, v in node_selector.items()):
             continue
-        pool = read(resource, view)
         gpu = catalog.find(view.cloud, pool.instance_type)
-        if gpu is None:
-            continue
+        assert gpu is not None  # _gpu_pools keeps GPU pools only
         price = _node_price(view, a, pool)
         per_gpu = None if price.per_hour is None else price.per_hour / gpu.gpu_count
         return GpuHourPrice(
@@ -638,7 +712,9 @@ def gpu_hour_price(view: StackView, a: Assumptions) -> GpuHourPrice | None:
             gpu.gpu_count,
             per_gpu,
             "; ".join(n for n in price.notes if n),
-            price.currency,
+            pool=pool.name,
+            spot=pool.spot,
+            currency=price.currency,
         )
     return None
 

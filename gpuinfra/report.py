@@ -88,9 +88,9 @@ def _price_note(report: CostReport) -> str:
             "are billed with the cluster (the stack or account that created it)."
         )
     return (
-        f"Estimate, {money_note}, prices dated {span}; monthly = 730 h, GPU pool at min size "
-        f"plus {a.gpu_hours_per_month} GPU hours; storage at {a.storage_gb} GB; {spot}"
-        f"{a.spot_factor if a.spot_factor is not None else 'unknown'}{unknown}."
+        f"Estimate, {money_note}, prices dated {span}; monthly = 730 h, GPU pools at min size "
+        f"plus {a.gpu_hours_per_month} GPU hours on the first; storage at {a.storage_gb} GB; "
+        f"{spot}{a.spot_factor if a.spot_factor is not None else 'unknown'}{unknown}."
     )
 
 
@@ -149,6 +149,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 _PREEMPTION_HEADER = (
     "training Job",
+    "GPU pool",
     "GPUs",
     "checkpoint every",
     "hard kill: GPU-h redone, worst (mean)",
@@ -174,15 +175,19 @@ def _preemption_rows(jobs: Sequence[JobExposure]) -> list[list[str]]:
         every = (
             "not set" if j.checkpoint_every_seconds is None else f"{j.checkpoint_every_seconds:g} s"
         )
+        pool = "-" if j.spot is None else f"{j.pool or '?'} ({'spot' if j.spot else 'on-demand'})"
         rows.append(
             [
                 j.job,
+                pool,
                 str(j.gpus),
                 every,
                 f"{_hours(j.lost_gpu_hours_worst)} ({_hours(j.lost_gpu_hours_mean)})",
                 money(j.lost_usd_worst, j.currency),
                 (
-                    f"drained by {j.drained_by}: the step in flight, if the checkpoint fits "
+                    "on-demand pool: no spot reclaim"
+                    if j.spot is False
+                    else f"drained by {j.drained_by}: the step in flight, if the checkpoint fits "
                     f"in {j.grace_seconds} s"
                     if j.drained_by
                     else "nothing here drains the node (unless the cluster does): a hard kill"

@@ -33,9 +33,13 @@ import argparse
 import json
 import math
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from components.catalog import GpuInstanceType
+    from components.settings.model import GpuPoolSettings
+
     from .currency import ExchangeRate
 
 GIB = 1024**3
@@ -247,6 +251,36 @@ def unsupported_models(precision: str, clouds: list[str]) -> list[str]:
     return sorted(m for m in models if not native_precision(precision, m))
 
 
+def fit_of(memory: Memory, entry: GpuInstanceType) -> Fit | None:
+    """How `entry`'s GPUs hold the job (DDP, else FSDP over the node's GPUs), or None."""
+    if not native_precision(memory.precision, entry.gpu_model):
+        return None
+    capacity_gib = entry.gpu_memory_gb * 1e9 / GIB  # catalogs list GB
+    ddp = memory.total_gib
+    fsdp = fsdp_per_gpu_gib(memory, entry.gpu_count)
+    if ddp <= capacity_gib:
+        mode, need = "DDP", ddp
+    elif entry.gpu_count > 1 and fsdp <= capacity_gib:
+        mode, need = "FSDP", fsdp
+    else:
+        return None
+    return Fit(
+        cloud=entry.cloud,
+        instance_type=entry.instance_type,
+        gpu_model=entry.gpu_model,
+        gpu_count=entry.gpu_count,
+        gpu_memory_gb=entry.gpu_memory_gb,
+        per_hour=entry.price.per_hour,
+        price_date=entry.price.date,
+        mode=mode,
+        per_gpu_gib=round(need, 2),
+        fsdp_saves_gib=round(ddp - fsdp, 2) if entry.gpu_count > 1 else 0.0,
+        currency=entry.price.currency,
+        region=entry.price.region,
+        price_source=entry.price.source,
+    )
+
+
 def _priced(fit: Fit, cloud: str) -> list[Fit]:
     """The fit once per region a refreshed price file prices it in, else as the catalog
     prices it."""
@@ -311,41 +345,18 @@ def fits(
     prices last; see `compare_in`)."""
     from components import catalog
 
-    found = []
-    for cloud in clouds:
-        for entry in catalog.instance_types(cloud):
-            if not native_precision(memory.precision, entry.gpu_model):
-                continue
-            capacity_gib = entry.gpu_memory_gb * 1e9 / GIB  # catalogs list GB
-            ddp = memory.total_gib
-            fsdp = fsdp_per_gpu_gib(memory, entry.gpu_count)
-            if ddp <= capacity_gib:
-                mode, need = "DDP", ddp
-            elif entry.gpu_count > 1 and fsdp <= capacity_gib:
-                mode, need = "FSDP", fsdp
-            else:
-                continue
-            fit = Fit(
-                cloud=cloud,
-                instance_type=entry.instance_type,
-                gpu_model=entry.gpu_model,
-                gpu_count=entry.gpu_count,
-                gpu_memory_gb=entry.gpu_memory_gb,
-                per_hour=entry.price.per_hour,
-                price_date=entry.price.date,
-                mode=mode,
-                per_gpu_gib=round(need, 2),
-                fsdp_saves_gib=round(ddp - fsdp, 2) if entry.gpu_count > 1 else 0.0,
-                currency=entry.price.currency,
-                region=entry.price.region,
-                price_source=entry.price.source,
-            )
-            found.extend(_priced(fit, cloud))
+    found = [
+        priced
+        for cloud in clouds
+        for entry in catalog.instance_types(cloud)
+        if (fit := fit_of(memory, entry)) is not None
+        for priced in _priced(fit, cloud)
+    ]
     return compare_in(found, currency, rate)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from .cli_errors import positive_int, positive_number
+    from .cli_errors import positive_int, positive_number, stack_name
 
     # Bounds keep every figure finite; they are far beyond any model trained today.
     parser.add_argument(
@@ -372,6 +383,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--cloud", choices=("aws", "alicloud", "tencentcloud", "volcengine"), action="append",
         help="cloud(s) to list types from (default: all)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--stack", "-s", type=stack_name,
+        help="also say which of this stack's GPU pools hold the job (the Job's `pool:`)",
     )  # fmt: skip
     parser.add_argument(
         "--rate", type=_rate, metavar="BASE/QUOTE=RATE@DATE",
@@ -414,6 +429,7 @@ def run(args: argparse.Namespace) -> int:
     currency = getattr(args, "currency", "USD")
     found = fits(memory, clouds, currency, rate)
     left_out = unsupported_models(memory.precision, clouds)
+    pools = pool_fits(memory, stack_pools(Path(args.cwd), args.stack)) if args.stack else None
     if args.json:
         doc: dict[str, Any] = {
             "memory": {**asdict(memory), "totalGib": memory.total_gib},
@@ -426,9 +442,16 @@ def run(args: argparse.Namespace) -> int:
             "leftOutForPrecision": left_out,
             "recommendation": recommendation(found),
         }
+        if pools is not None:
+            doc["stack"] = args.stack
+            doc["pools"] = [asdict(p) for p in pools]
+            doc["poolRecommendation"] = pool_recommendation(pools)
         print(json.dumps(doc, indent=2))
         return 0
     print(render(memory, found, left_out, currency if rate else None, rate))
+    if pools is not None:
+        print()
+        print(render_pools(args.stack, pools))
     return 0
 
 
@@ -447,6 +470,101 @@ def render_fsdp(m: Memory) -> str:
         f"With FSDP (trainer: --sharding fsdp) the model states ({m.states_gib:.2f} GiB) are "
         "sharded over the GPUs; activations are not. Per GPU: " + per + "."
     )
+
+
+# --- the GPU pools of a stack (issue 20) -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoolFit:
+    """Whether one GPU pool of a stack holds the job, and how."""
+
+    pool: str
+    instance_type: str
+    gpu_model: str
+    gpu_count: int
+    capacity_type: str
+    mode: str | None
+    """"DDP", "FSDP", or None: the pool's GPUs cannot hold it."""
+    per_gpu_gib: float | None
+
+
+def stack_pools(root: Path, stack: str) -> tuple[GpuPoolSettings, ...]:
+    """The GPU pools of `stack` (of its cluster stack, for a GPU-layer stack)."""
+    from .cli_errors import UserError
+    from .preview import cluster_stack_name
+    from .project import load_project, load_stack_config
+    from .reachability import stack_settings
+
+    settings = stack_settings(root, stack)
+    existing = settings.existing_cluster
+    if existing is not None and existing.cluster_stack is not None:
+        project = load_project(root)
+        name = cluster_stack_name(project, load_stack_config(project, stack).values) or ""
+        parts = name.split("/")
+        if len(parts) != 3 or parts[1] != project.name:
+            raise UserError(
+                "--stack",
+                stack,
+                f"its clusterStack {name!r} is not a stack of this project",
+                "a stack with GPU pools, or a GPU-layer stack of one in this project",
+            )
+        settings = stack_settings(root, parts[2])
+    if not settings.gpu_pools:
+        raise UserError(
+            "--stack",
+            stack,
+            "is an existing cluster (cloud kubernetes): gpuinfra knows no GPU pools of it",
+            "a stack with GPU pools (gpuPools or gpuPool* keys)",
+        )
+    return settings.gpu_pools
+
+
+def pool_fits(memory: Memory, pools: tuple[GpuPoolSettings, ...]) -> list[PoolFit]:
+    """Each pool in `gpuPools` order, with how (or whether) its GPUs hold the job."""
+    found = []
+    for pool in pools:
+        fit = fit_of(memory, pool.instance)
+        found.append(
+            PoolFit(
+                pool=pool.name,
+                instance_type=pool.instance.instance_type,
+                gpu_model=pool.gpu_model,
+                gpu_count=pool.gpus_per_node,
+                capacity_type=pool.capacity_type,
+                mode=fit.mode if fit else None,
+                per_gpu_gib=fit.per_gpu_gib if fit else None,
+            )
+        )
+    return found
+
+
+def pool_recommendation(pools: list[PoolFit]) -> str:
+    """Which pool a training Job should name: the first that holds it, DDP before FSDP."""
+    holding = [p for p in pools if p.mode == "DDP"] or [p for p in pools if p.mode == "FSDP"]
+    if not holding:
+        return (
+            "No GPU pool of this stack holds it: add a pool of a type listed above to "
+            "gpuinfra:gpuPools, or shrink the job (--checkpointing, --batch, --seq-len)."
+        )
+    best = holding[0]
+    return (
+        f"Name `pool: {best.pool}` in the training Job ({best.mode}, gpusPerNode up to "
+        f"{best.gpu_count}); a Job that names no pool runs on the first pool with its GPUs, "
+        "whatever their memory."
+    )
+
+
+def render_pools(stack: str, pools: list[PoolFit]) -> str:
+    lines = [f"GPU pools of stack {stack} (gpuPools order):"]
+    for p in pools:
+        held = f"{p.mode:4} {p.per_gpu_gib:7.2f} GiB/GPU" if p.mode else "does not hold it"
+        lines.append(
+            f"  {p.pool:16} {p.instance_type:24} {p.gpu_count} x {p.gpu_model:10} "
+            f"{p.capacity_type:8} {held}"
+        )
+    lines.append(pool_recommendation(pools))
+    return "\n".join(lines)
 
 
 def recommendation(found: list[Fit]) -> str:

@@ -53,7 +53,8 @@ COUNTERS_DIR = "/etc/dcgm-exporter/gpuinfra"
 class DcgmExporterArgs:
     namespace: str
     gpu_node_labels: Mapping[str, str]
-    gpu_taint: Taint
+    gpu_taints: Sequence[Taint]
+    """Every taint of the nodes it runs on (the GPU taint, each pool's own)."""
     profiling_metrics: bool
     service_monitor: bool
     """Needs the Prometheus Operator's CRDs on the cluster."""
@@ -97,7 +98,7 @@ class DcgmExporter(pulumi.ComponentResource):
                 labels,
                 _annotations(),
                 args.gpu_node_labels,
-                args.gpu_taint,
+                args.gpu_taints,
                 _pod_spec(args),
                 # The exporter reads its counters file once, at start.
                 template_annotations=config_hash(counters_text),

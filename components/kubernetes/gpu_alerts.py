@@ -67,11 +67,12 @@ def gpu_alerts(settings: GpuAlertSettings, training_namespace: str) -> tuple[Gpu
     training = f'{{namespace="{ns}"}}'
     idle = _idle_nodes(ns)
     if s.min_gpu_nodes:
-        # The pool keeps that many nodes however idle: alert only when there are more.
+        # The pools keep that many nodes however idle: alert only when there are more. The
+        # exporter's series name the node, not its pool, so the pools' minima count together.
         idle = f"({idle}) and on () (count({idle}) > {s.min_gpu_nodes})"
     kept = (
-        f" The GPU pool keeps {s.min_gpu_nodes} node(s) at its minimum size; this fires only "
-        "when more than that are idle."
+        f" The GPU pools keep {s.min_gpu_nodes} node(s) at their minimum sizes together; this "
+        "fires only when more than that are idle."
         if s.min_gpu_nodes
         else ""
     )

@@ -7,8 +7,13 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster_handle import ClusterHandle
-from components.settings.gpu_layer import GpuLayerSettings
+from components.cluster_handle import ClusterHandle, Taint
+from components.settings.gpu_layer import (
+    GpuLayerSettings,
+    Misfit,
+    TrainingJobSettings,
+    place_job,
+)
 
 from .cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from .datasets import JobDataset, JobDatasetArgs
@@ -38,6 +43,32 @@ def installs_device_plugin(handle: ClusterHandle, settings: GpuLayerSettings) ->
     if settings.device_plugin == "auto":
         return not handle.platform_runs_device_plugin
     return settings.device_plugin == "always"
+
+
+def job_nodes(
+    handle: ClusterHandle, job: TrainingJobSettings
+) -> tuple[dict[str, str], tuple[Taint, ...]]:
+    """(node selector, tolerated taints) of a Job: its pool's, or every GPU node's where the
+    cluster has no pools gpuinfra knows (an existing cluster).
+
+    Settings placed the Job on a pool (`place_job`); a Job that reaches here unplaced on a
+    cluster with pools goes where `place_job` would put it."""
+    if not handle.gpu_pools:
+        return dict(handle.gpu_node_labels), (handle.gpu_taint,)
+    pool = handle.pool(job.pool) if job.pool is not None else None
+    if pool is None:
+        where = place_job(
+            handle.gpu_pools,
+            job=job.name,
+            pool=job.pool,
+            gpu_model=job.gpu_model,
+            gpus_per_node=job.gpus_per_node,
+        )
+        if isinstance(where, Misfit):
+            raise ValueError(where.message)  # settings refuse such a Job before this
+        pool = handle.pool(where.name)
+        assert pool is not None
+    return pool.selector, pool.taints
 
 
 class GpuLayer(pulumi.ComponentResource):
@@ -113,7 +144,7 @@ class GpuLayer(pulumi.ComponentResource):
                 DevicePluginArgs(
                     namespace=SYSTEM_NAMESPACE,
                     gpu_node_labels=handle.gpu_node_labels,
-                    gpu_taint=handle.gpu_taint,
+                    gpu_taints=handle.gpu_node_taints(),
                     time_slicing_replicas=settings.time_slicing_replicas,
                     mig_strategy=settings.mig_strategy,
                 ),
@@ -125,8 +156,9 @@ class GpuLayer(pulumi.ComponentResource):
                 SpotReclaimDrainerArgs(
                     namespace=SYSTEM_NAMESPACE,
                     notice=handle.spot_reclaim_notice,
-                    gpu_node_labels=handle.gpu_node_labels,
-                    gpu_taint=handle.gpu_taint,
+                    # Spot pools' nodes only: an on-demand node is never reclaimed.
+                    gpu_node_labels=handle.spot_node_labels(),
+                    gpu_taints=handle.spot_node_taints(),
                 ),
                 opts=after_namespaces,
             )
@@ -164,7 +196,7 @@ class GpuLayer(pulumi.ComponentResource):
             DcgmExporterArgs(
                 namespace=SYSTEM_NAMESPACE,
                 gpu_node_labels=handle.gpu_node_labels,
-                gpu_taint=handle.gpu_taint,
+                gpu_taints=handle.gpu_node_taints(),
                 profiling_metrics=settings.dcgm_profiling_metrics,
                 service_monitor=settings.prometheus_operator,
                 service_monitor_labels=(
@@ -179,6 +211,7 @@ class GpuLayer(pulumi.ComponentResource):
         )
 
         for job in settings.training_jobs:
+            node_labels, taints = job_nodes(handle, job)
             dataset = (
                 JobDataset(
                     f"{name}-{job.name}",
@@ -208,8 +241,8 @@ class GpuLayer(pulumi.ComponentResource):
                     service_account=handle.training_service_account,
                     priority_class=TRAINING_PRIORITY_CLASS,
                     bucket=handle.bucket,
-                    gpu_node_labels=handle.gpu_node_labels,
-                    gpu_taint=handle.gpu_taint,
+                    gpu_node_labels=node_labels,
+                    gpu_taints=taints,
                     dataset=dataset.pod if dataset is not None else None,
                 ),
                 opts=pulumi.ResourceOptions(

@@ -22,7 +22,7 @@ which mounts its own projected token, so the pod mounts no Kubernetes API token.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,7 +54,9 @@ class TrainingJobArgs:
     bucket: BucketRef
     """The Job checkpoints under `<scheme>://<bucket>/<job name>`."""
     gpu_node_labels: Mapping[str, str]
-    gpu_taint: Taint
+    """The node selector: the Job's GPU pool's (or every GPU node's on an existing cluster)."""
+    gpu_taints: Sequence[Taint]
+    """The taints of those nodes, each tolerated."""
     dataset: DatasetPod | None = None
     """Volumes, init container and env of the Job's dataset (components/kubernetes/datasets.py)."""
 
@@ -247,7 +249,7 @@ class TrainingJob(pulumi.ComponentResource):
                     "priorityClassName": args.priority_class,
                     "terminationGracePeriodSeconds": job.termination_grace_period_seconds,
                     "nodeSelector": dict(args.gpu_node_labels),
-                    "tolerations": [toleration(args.gpu_taint)],
+                    "tolerations": [toleration(t) for t in args.gpu_taints],
                     "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
                     **pod_spec_extra,
                     "containers": [container],

@@ -33,7 +33,8 @@ class GpuAlertSettings:
     idle_node_minutes: int
     """How long a GPU node may hold no training pod: past the autoscaler's scale-down delay."""
     min_gpu_nodes: int = 0
-    """GPU nodes the pool keeps however idle (its minimum size): only more than that alert."""
+    """GPU nodes the pools keep however idle (their minimum sizes together; the exporter's
+    series carry no pool label): only more than that alert."""
 
 
 DEFAULT_ALERTS = GpuAlertSettings(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal, Protocol, cast
+
+from components import catalog
 
 from . import datasets
 from .datasets import DatasetSettings
@@ -67,6 +69,8 @@ _JOB_FIELDS = (
     "command",
     "args",
     "env",
+    "pool",
+    "gpuModel",
     "gpusPerNode",
     "nodes",
     "backoffLimit",
@@ -110,8 +114,95 @@ class TrainingJobSettings:
     """`--global-batch-size`: kept when a retry gets fewer or more GPUs (accumulation)."""
     micro_batch_size: int | None = None
     """`--batch-size` per GPU and accumulation round."""
+    pool: str | None = None
+    """The GPU pool the Job runs on: placed by `place_job` where the pools are known (a cloud
+    stack), as given where they come later (a GPU-layer stack: its cluster stack's handle),
+    None on an existing cluster's GPU nodes."""
+    gpu_model: str | None = None
+    """The GPU model the Job asked for (`gpuModel`), matched to a pool; None: any."""
     dataset: DatasetSettings | None = None
     """Where the Job's data comes from and how it reaches the pod; None: the image's own."""
+
+
+class PoolShape(Protocol):
+    """What placing a Job needs of a GPU pool (settings' and the ClusterHandle's pools)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def gpu_model(self) -> str: ...
+
+    @property
+    def gpus_per_node(self) -> int: ...
+
+
+def describe_pools(pools: Sequence[PoolShape]) -> str:
+    """`spot-a10g (1 x A10G per node), big (8 x A100-80GB per node)`."""
+    return ", ".join(f"{p.name} ({p.gpus_per_node} x {p.gpu_model} per node)" for p in pools)
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """Why a Job fits no GPU pool: the Job field to blame and what would fit."""
+
+    field: str
+    message: str
+
+
+def place_job(
+    pools: Sequence[PoolShape],
+    *,
+    job: str,
+    pool: str | None,
+    gpu_model: str | None,
+    gpus_per_node: int | None,
+) -> PoolShape | Misfit:
+    """The pool a Job runs on: the one it names, else the first (in `gpuPools` order) of the
+    given GPU model, else the first, whose nodes have at least `gpus_per_node` GPUs (None:
+    any count; the Job then takes the whole node).
+
+    The order is the user's: list the pool a Job should land on by default first.
+    """
+    gpus = gpus_per_node or 1
+    listed = f"GPU pools: {describe_pools(pools)}"
+    if pool is not None:
+        chosen = next((p for p in pools if p.name == pool), None)
+        if chosen is None:
+            return Misfit("pool", f"job {job!r} names no GPU pool of this stack; {listed}")
+        if gpu_model is not None and not catalog.matches_model(chosen.gpu_model, gpu_model):
+            return Misfit(
+                "gpuModel",
+                f"job {job!r}: pool {pool} has {chosen.gpu_model} GPUs; drop gpuModel or name a "
+                f"pool of that model ({listed})",
+            )
+        if chosen.gpus_per_node < gpus:
+            return Misfit(
+                "gpusPerNode",
+                f"job {job!r} asks {gpus} GPUs per node, but a node of pool {pool} has "
+                f"{chosen.gpus_per_node}; {listed}. Lower gpusPerNode, or name a pool with "
+                f"{gpus} GPUs per node",
+            )
+        return chosen
+    candidates = [
+        p for p in pools if gpu_model is None or catalog.matches_model(p.gpu_model, gpu_model)
+    ]
+    if not candidates:
+        return Misfit(
+            "gpuModel",
+            f"job {job!r} asks for {gpu_model} GPUs, which no GPU pool has; {listed}. Add a "
+            "pool with them to gpuinfra:gpuPools, or change gpuModel",
+        )
+    for candidate in candidates:
+        if candidate.gpus_per_node >= gpus:
+            return candidate
+    kind = f"{gpu_model} " if gpu_model else ""
+    return Misfit(
+        "gpusPerNode",
+        f"job {job!r} fits no GPU pool: it asks {gpus} GPUs per node and no {kind}pool has "
+        f"that many; {listed}. Add a pool with {gpus} GPUs per node to gpuinfra:gpuPools, or "
+        "lower gpusPerNode",
+    )
 
 
 @dataclass(frozen=True)
@@ -181,10 +272,13 @@ def parse_gpu_layer(
     r: ConfigReader,
     *,
     gpus_per_node: int | None,
+    pools: Sequence[PoolShape] | None = (),
     cloud: str = "kubernetes",
     api_endpoint_public: bool = False,
 ) -> GpuLayerSettings:
-    """`gpus_per_node`: GPUs one node of the GPU pool has (None when unknown)."""
+    """`pools`: the stack's GPU pools, each Job placed on one; empty: a cluster whose GPU nodes
+    are one lot of `gpus_per_node` GPUs each (None: unknown); None: pools not known yet (a
+    GPU-layer stack: `stacks/kubernetes.py` places the Jobs on its cluster stack's pools)."""
     mode = parse_mode(r, cloud=cloud, api_endpoint_public=api_endpoint_public)
     release = r.string("monitoringPrometheusRelease")
     if release and (len(release) > 63 or not _LABEL_VALUE.match(release)):
@@ -204,7 +298,7 @@ def parse_gpu_layer(
     jobs = tuple(
         job
         for index, raw in enumerate(r.objects("trainingJobs"))
-        if (job := _job(r, index, raw, trainer_image, gpus_per_node)) is not None
+        if (job := _job(r, index, raw, trainer_image, gpus_per_node, pools)) is not None
     )
     names = [job.name for job in jobs]
     for name in sorted({n for n in names if names.count(n) > 1}):
@@ -263,6 +357,16 @@ class _JobReader:
             return None
         return tuple(value)
 
+    def optional_text(self, field: str) -> str | None:
+        """A non-empty string, or None when the field is not given."""
+        value = self.raw.get(field)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.problem(field, value, "must be a non-empty string")
+            return None
+        return value.strip()
+
     def text(self, field: str, default: str) -> str:
         value = self.raw.get(field, default)
         if not isinstance(value, str) or not value:
@@ -281,6 +385,7 @@ def _job(
     raw: Mapping[str, object],
     trainer_image: str,
     gpus_per_node: int | None,
+    pools: Sequence[PoolShape] | None,
 ) -> TrainingJobSettings | None:
     j = _JobReader(r, index, raw)
     for field in sorted(set(raw) - set(_JOB_FIELDS)):
@@ -301,16 +406,45 @@ def _job(
     if problem:
         j.problem("image", image, problem)
 
-    if gpus_per_node is None:
-        gpus = j.integer("gpusPerNode", 1, 1, 16)
+    requested_pool = j.optional_text("pool")
+    requested_model = j.optional_text("gpuModel")
+    placed: str | None = requested_pool
+    if pools is None or not pools:
+        if pools is not None:  # an existing cluster: its GPU nodes are one lot
+            for field, value in (("pool", requested_pool), ("gpuModel", requested_model)):
+                if value is not None:
+                    j.problem(
+                        field,
+                        value,
+                        "an existing cluster's GPU nodes are the ones existingGpuNodeLabels "
+                        "selects, with no GPU pools gpuinfra knows of; remove it",
+                    )
+        if gpus_per_node is None:
+            gpus = j.integer("gpusPerNode", 1, 1, 16)
+        else:
+            gpus = j.integer(
+                "gpusPerNode",
+                gpus_per_node,
+                1,
+                gpus_per_node,
+                f" (a node of the GPU pool has {gpus_per_node} GPU{'s' * (gpus_per_node != 1)})",
+            )
     else:
-        gpus = j.integer(
-            "gpusPerNode",
-            gpus_per_node,
-            1,
-            gpus_per_node,
-            f" (a node of the GPU pool has {gpus_per_node} GPU{'s' * (gpus_per_node != 1)})",
+        asked = j.optional_integer("gpusPerNode", 1, 64)
+        where = place_job(
+            pools,
+            job=str(name),
+            pool=requested_pool,
+            gpu_model=requested_model,
+            gpus_per_node=asked,
         )
+        if isinstance(where, Misfit):
+            field = where.field
+            j.problem(field, raw.get(field, asked or 1), where.message)
+            gpus = asked or 1
+        else:
+            placed = where.name
+            gpus = asked or where.gpus_per_node
     nodes = j.integer("nodes", 1, 1, 512)
     grace = j.integer(
         "terminationGracePeriodSeconds",
@@ -371,8 +505,8 @@ def _job(
     dataset = None
     if "dataset" in raw:
         dataset, problems = datasets.parse(raw["dataset"])
-        for field, value, allowed in problems:
-            j.problem(field, value, allowed)
+        for key, got, allowed in problems:
+            j.problem(key, got, allowed)
 
     command, args = j.strings("command"), j.strings("args")
     sharding, global_batch, micro_batch = _batching(j, nodes * gpus, args is not None)
@@ -405,6 +539,8 @@ def _job(
         sharding=sharding,
         global_batch_size=global_batch,
         micro_batch_size=micro_batch,
+        pool=placed,
+        gpu_model=requested_model,
         dataset=dataset,
     )
 

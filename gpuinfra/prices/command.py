@@ -117,8 +117,29 @@ def _stack(root: Path, stack: str) -> tuple[str, str, tuple[str, ...], list[str]
 
     zone_key = ZONE_SETTINGS.get(cloud)
     zones = tuple(listed(zone_key)) if zone_key else ()
-    types = [t for key in _STACK_TYPE_SETTINGS for t in listed(key)]
+    types = [t for key in _STACK_TYPE_SETTINGS for t in listed(key)] + _pool_types(
+        values.get("gpuinfra:gpuPools", "")
+    )
     return cloud, region, zones, types
+
+
+def _pool_types(raw: str) -> list[str]:
+    """The types each `gpuPools` entry names (`instanceType`, `extraInstanceTypes`); a
+    malformed list names none here (settings say why)."""
+    try:
+        entries = json.loads(raw) if raw.strip() else []
+    except ValueError:
+        return []
+    found: list[str] = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        for key in ("instanceType", "extraInstanceTypes"):
+            value = entry.get(key)
+            found += (
+                [str(v) for v in value] if isinstance(value, list) else [str(value)] * bool(value)
+            )
+    return found
 
 
 def _was(instance_type: str, cloud: str, old: price_file.PriceFile | None) -> tuple[Any, str]:

@@ -42,7 +42,11 @@ def test_json_has_cost_and_policy(dev_plan: Path) -> None:
     doc = json.loads(dev_plan.read_text())
     assert doc["cost"]["estimate"] is True and doc["cost"]["totals"]["monthly"] > 0
     assert doc["policy"]["mandatory"] == 0
-    assert doc["config"]["gpuinfra:gpuPoolInstanceType"] == "g5.xlarge"
+    pools = json.loads(doc["config"]["gpuinfra:gpuPools"])
+    assert [(p["name"], p["instanceType"]) for p in pools] == [
+        ("small", "g5.xlarge"),
+        ("large", "g5.12xlarge"),
+    ]
 
 
 def test_hand_edited_plan_without_encryption_exits_1(dev_plan: Path, tmp_path: Path) -> None:

@@ -172,6 +172,8 @@ BAD = [
     (["sizing", "--params", "3e8", "--heads", "x"], "--heads", "whole number from 1"),
     (["sizing", "--params", "3e8", "--cloud", "gcp"], "--cloud", "choose from"),
     (["sizing", "--params", "3e8", "--cwd", "{d}/empty"], "--cwd", "gpuinfra project folder"),
+    (["sizing", "--params", "3e8", "--stack", "k8s dev"], "--stack", "expected a stack name"),
+    (["sizing", "--params", "3e8", "--stack", "k8s-dev"], "--stack 'k8s-dev'", "existing cluster"),
     (["sizing", "--params", "3e8", "--rate", "7.1"], "--rate", "BASE/QUOTE=RATE@DATE"),
     (["sizing", "--params", "3e8", "--rate", "USD/CNY=7.1@2026-13-01"], "--rate", "not a date"),
     (["sizing", "--params", "3e8", "--currency", "EUR"], "--currency", "choose from"),

@@ -12,7 +12,7 @@ from components.catalog import fees
 from gpuinfra.cost import eks_control_plane_fee, estimate, not_billed
 from gpuinfra.planview import Resource, from_plan, view
 from gpuinfra.report import text_summary, total
-from tests.conftest import build
+from tests.conftest import build, flat_pool
 
 TODAY = dt.date(2026, 11, 30)
 
@@ -30,7 +30,7 @@ def line(report, type_suffix: str, name_part: str = "", item: str | None = None)
 
 def test_dev_gpu_pool_spot_idle_desired_max() -> None:
     report = estimate(from_plan(build("dev"), "aws"), TODAY)
-    gpu = line(report, "NodeGroup", "-gpu-nodes")
+    gpu = line(report, "NodeGroup", "-small-nodes")  # dev's first GPU pool
     g5 = catalog.find("aws", "g5.xlarge")
     assert g5 is not None and g5.price.usd_per_hour is not None
     node = g5.price.usd_per_hour * 0.4 + 200 * fees.AWS_EBS_GP3.usd_per_hour  # type: ignore[operator]
@@ -43,8 +43,9 @@ def test_dev_gpu_pool_spot_idle_desired_max() -> None:
 def test_settings_change_the_estimate() -> None:
     plan = build("dev", {"costGpuHoursPerMonth": 300, "costSpotFactor": "1", "costStorageGb": 0})
     report = estimate(from_plan(plan, "aws"), TODAY)
-    gpu = line(report, "NodeGroup", "-gpu-nodes")
+    gpu = line(report, "NodeGroup", "-small-nodes")  # the GPU hours go to the first pool
     assert gpu.monthly == pytest.approx(300 * (1.006 + 200 * 0.08 / 730))
+    assert line(report, "NodeGroup", "-large-nodes").monthly == 0  # at zero, no GPU hours
     assert line(report, "s3/bucket:Bucket", item="storage").monthly == 0
 
 
@@ -201,7 +202,7 @@ def test_spot_pool_uses_the_refreshed_spot_price_of_the_stacks_zones(tmp_path) -
     before = line(
         estimate(from_plan(plan, "tencentcloud"), TODAY),
         "Kubernetes/nodePool:NodePool",
-        "-gpu-pool",
+        "-small-pool",
     )
     assert before.monthly is None  # no citable static price: unknown, not guessed
     _refreshed(
@@ -210,7 +211,7 @@ def test_spot_pool_uses_the_refreshed_spot_price_of_the_stacks_zones(tmp_path) -
         spot={"GN7.2XLARGE32": {"ap-guangzhou-3": 1.5, "ap-guangzhou-6": 1.9, "ap-guangzhou-7": 5.0}},
     )  # fmt: skip
     report = estimate(from_plan(plan, "tencentcloud"), TODAY)
-    gpu = line(report, "Kubernetes/nodePool:NodePool", "-gpu-pool")
+    gpu = line(report, "Kubernetes/nodePool:NodePool", "-small-pool")
     assert (
         gpu.currency == "CNY" and gpu.node_per_hour == 1.9
     )  # not 5.0: that zone is not the stack's
@@ -221,14 +222,14 @@ def test_spot_pool_uses_the_refreshed_spot_price_of_the_stacks_zones(tmp_path) -
     )
     assert report.currency == "CNY" and report.totals["monthly"] == pytest.approx(100 * 1.9)
     text = text_summary(report, [])
-    assert "Node price: gpuinfra-tencentcloud-dev-gpu-pool: ¥1.90/h per node" in text
+    assert "Node price: gpuinfra-tencentcloud-dev-small-pool: ¥1.90/h per node" in text
     assert "; 2026-11-30" in text and "at least ¥190.00 (" in text
     # An explicit costSpotFactor still wins: the user said so.
     override = build("tencentcloud-dev", {"costSpotFactor": "0.5"})
     gpu = line(
         estimate(from_plan(override, "tencentcloud"), TODAY),
         "Kubernetes/nodePool:NodePool",
-        "-gpu-pool",
+        "-small-pool",
     )
     assert gpu.node_per_hour == pytest.approx(8.2 * 0.5) and "spot = on-demand x 0.5" in gpu.note
 
@@ -237,7 +238,7 @@ def test_an_old_price_file_says_how_old(tmp_path) -> None:
     _refreshed(tmp_path, "alicloud", "cn-hangzhou", "CNY", refreshed="2026-09-01T00:00:00Z",
                spot={"ecs.gn7i-c8g1.2xlarge": {"cn-hangzhou-i": 2.0}})  # fmt: skip
     report = estimate(from_plan(build("alicloud-dev"), "alicloud"), TODAY)
-    gpu = line(report, "cs/nodePool:NodePool", "-gpu-pool")
+    gpu = line(report, "cs/nodePool:NodePool", "-small-pool")
     assert gpu.node_per_hour == 2.0
     assert "refreshed 90 days ago (2026-09-01): spot prices move hourly" in gpu.note
 
@@ -252,7 +253,14 @@ def test_currencies_are_never_added(tmp_path) -> None:
         from_plan(
             build(
                 "alicloud-dev",
-                {"gpuPoolCapacityType": "onDemand", "gpuPoolMinNodes": 1, "gpuPoolDesiredNodes": 1},
+                flat_pool(
+                    "alicloud-dev",
+                    {
+                        "gpuPoolCapacityType": "onDemand",
+                        "gpuPoolMinNodes": 1,
+                        "gpuPoolDesiredNodes": 1,
+                    },
+                ),
             ),
             "alicloud",
         ),

@@ -131,6 +131,24 @@ def test_bad_argument_exits_2_on_stderr() -> None:
     assert "argument --params: '0': expected a number greater than 0" in result.stderr
 
 
+def test_a_stacks_pools_say_which_holds_the_job() -> None:
+    """dev: `small` (1 x A10G) cannot hold a 3B model, `large` (4 x A10G) can, sharded; the
+    advice names the pool a training Job should choose."""
+    from pathlib import Path
+
+    from gpuinfra.sizing import pool_fits, pool_recommendation, render_pools, stack_pools
+
+    root = Path(__file__).resolve().parents[2]
+    pools = pool_fits(estimate_memory(3e9, "bf16", checkpointing=True), stack_pools(root, "dev"))
+    assert [(p.pool, p.mode) for p in pools] == [("small", None), ("large", "FSDP")]
+    assert "`pool: large`" in pool_recommendation(pools)
+    assert "does not hold it" in render_pools("dev", pools)
+    # A GPU-layer stack answers for its cluster stack's pools.
+    layer = pool_fits(estimate_memory(1e8, "bf16"), stack_pools(root, "alicloud-dev-gpu"))
+    assert [p.pool for p in layer] == ["small", "large"]
+    assert all(p.mode == "DDP" for p in layer)
+
+
 def test_clouds_compare_in_one_currency_only_with_a_dated_rate(tmp_path) -> None:
     """Issue #21: sizing compares the fitting types across the clouds, cheapest first; a CNY
     price (refreshed for cn-hangzhou) and USD prices are never ranked against each other

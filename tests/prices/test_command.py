@@ -147,18 +147,29 @@ def test_preview_shows_the_refreshed_pool_price_with_source_and_date(
     refreshed = price_file.read(project / "prices" / "alicloud-cn-hangzhou.json").refreshed
     code, out, err = run("preview", "--stack", "alicloud-dev", "--cwd", str(project))
     assert code == 0, err
-    # The spot pool: the highest current spot price of the zones read, in CNY.
+    # The spot pool `small` (the first: the GPU-hours budget's): the highest current spot
+    # price of the zones read, in CNY. `large`'s type was not refreshed: no price.
     assert (
-        "Node price: gpuinfra-alicloud-dev-gpu-pool: ¥2.60/h per node (spot = current spot "
+        "Node price: gpuinfra-alicloud-dev-small-pool: ¥2.60/h per node (spot = current spot "
         "price ¥2.60/h in cn-hangzhou-j"
     ) in out
+    assert "Node price: gpuinfra-alicloud-dev-large-pool: no price (`gpuinfra prices" in out
     assert f"source: Alibaba Cloud ECS DescribePrice (on-demand) and DescribeSpotPriceHistory (spot), read with the account's credentials (cn-hangzhou, refreshed {refreshed}); {refreshed[:10]}" in out  # fmt: skip
     total = next(line for line in out.splitlines() if line.startswith("total"))
     # Monthly: 100 GPU hours x ¥2.60 in CNY beside the ACK fee in USD, never added up.
-    assert "at least ¥260.00 + $65.70 (3 unpriced)" in total
+    assert "at least ¥260.00 + $65.70 (4 unpriced)" in total
     code, out, _ = run("preview", "--stack", "alicloud-dev", "--cwd", str(project), "--json")
     cost = json.loads(out)["cost"]
     assert cost["currency"] == "CNY"
     assert cost["totalsByCurrency"]["CNY"]["monthly"] == pytest.approx(260.0)
     assert cost["totalsByCurrency"]["USD"]["monthly"] == pytest.approx(65.7)
     assert cost["totals"]["monthly"] == pytest.approx(260.0)  # the stack's currency only
+
+
+def test_the_refresh_prices_every_gpu_pools_types() -> None:
+    """Issue #20 with #21: a `gpuPools` stack names its types per entry, not in the flat
+    `gpuPool*` keys; each pool's type and extra types are refreshed (catalog or not)."""
+    _, _, _, types = command._stack(ROOT, "alicloud-dev")
+    assert {"ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c16g1.4xlarge", "ecs.gn7i-c32g1.32xlarge"} <= set(
+        types
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from components.catalog import tencentcloud_gpu_drivers as gpu_drivers
 from components.catalog.tencentcloud_gpu_drivers import GpuDriverCombo
@@ -82,9 +81,6 @@ class TencentCloudSettings:
     """None: TKE's default driver for the OS; else driver, CUDA and cuDNN to install."""
     install_cuda: bool
     install_cudnn: bool
-    spot_max_price: str | None
-    """Highest spot price per hour, in the account's billing currency (required for a spot
-    pool: see `_spot_max_price`); None for an on-demand pool."""
     zones: tuple[str, ...]
     """Zones of the private subnets, in order (`gpuinfra:tkeZones`); empty: looked up once."""
 
@@ -96,7 +92,6 @@ def parse(
     name_prefix: str,
     kubernetes_version: str,
     vpc_cidr: str,
-    capacity_type: str,
     zone_count: int,
 ) -> TencentCloudSettings:
     """Read and check the Tencent-only keys, recording problems on `r`."""
@@ -149,7 +144,6 @@ def parse(
         gpu_software=gpu_software,
         install_cuda=install_cuda,
         install_cudnn=install_cudnn,
-        spot_max_price=_spot_max_price(r, capacity_type),
         zones=_zones(r, region, zone_count),
     )
 
@@ -237,40 +231,6 @@ def _gpu_software(r: ConfigReader) -> tuple[GpuDriverCombo | None, bool, bool]:
             f"CUDA {combo.cuda} pairs with cuDNN {combo.cudnn}; supported: {supported}",
         )
     return combo, bool(cuda), bool(cudnn)
-
-
-def _spot_max_price(r: ConfigReader, capacity_type: str) -> str | None:
-    """A spot pool's launch configuration always sends SpotOptions with this price, an empty
-    one too (terraform-provider-tencentcloud@v1.82.42
-    tencentcloud/services/tke/resource_tc_kubernetes_node_pool_extension.go:1084-1093), and
-    the provider documents that SPOTPAID needs both `spot_instance_type` and `spot_max_price`
-    (resource_tc_kubernetes_node_pool.go:365-370): so a spot pool needs a price."""
-    price = r.string("gpuPoolSpotMaxPrice")
-    if not price:
-        if capacity_type == "spot":
-            r.problem(
-                "gpuPoolSpotMaxPrice",
-                None,
-                "required for a spot GPU pool on Tencent Cloud (TKE sends the price with every "
-                "spot request): the most to pay per GPU node hour, e.g. 3.00 (the on-demand "
-                "price caps what you pay anyway), or set gpuPoolCapacityType to onDemand",
-            )
-        return None
-    if capacity_type != "spot":
-        r.problem("gpuPoolSpotMaxPrice", price, "only applies when gpuPoolCapacityType is spot")
-        return None
-    try:
-        valid = Decimal(price) > 0
-    except InvalidOperation:
-        valid = False
-    if not valid:
-        r.problem(
-            "gpuPoolSpotMaxPrice",
-            price,
-            "must be a positive price per hour such as 1.50 (a decimal number)",
-        )
-        return None
-    return price
 
 
 def _zones(r: ConfigReader, region: str, zone_count: int) -> tuple[str, ...]:

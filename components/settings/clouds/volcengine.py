@@ -26,7 +26,6 @@ _NOT_ON_VKE = {
     "clusterLogTypes": "VKE sends no control-plane logs to CloudWatch",
     "clusterLogRetentionDays": "VKE sends no control-plane logs to CloudWatch",
     "publicSubnetCidrs": "a Volcano Engine NAT gateway sits in a private subnet; no public one",
-    "gpuPoolSpotMaxPrice": "VKE node pools bid SpotAsPriceGo only (no price limit)",
     "gpuPoolScaleDownDelayMinutes": "VKE's autoscaler add-on keeps its own scale-down delay; "
     "this stack sets none of its options",
     "gpuDriverVersion": "this stack does not choose the GPU driver on VKE (the node image does)",
@@ -69,7 +68,6 @@ class VolcengineSettings:
     """Zone of each private subnet, in order (`vkeZones`): pinned, never looked up."""
     pod_cidr: str
     service_cidr: str
-    spot: bool
     bucket_name: str
     """The TOS bucket's name (`bucketName`, or `<namePrefix>-data`)."""
 
@@ -80,7 +78,6 @@ def parse(
     region: str,
     name_prefix: str,
     vpc_cidr: str,
-    capacity_type: str,
     zone_count: int,
     api_endpoint_public: bool,
 ) -> VolcengineSettings:
@@ -129,7 +126,6 @@ def parse(
         zones=_zones(r, region, zone_count),
         pod_cidr=r.string("vkePodCidr"),
         service_cidr=r.string("vkeServiceCidr"),
-        spot=capacity_type == "spot",
         bucket_name=given or f"{name_prefix}-data",
     )
 
