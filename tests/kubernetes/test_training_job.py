@@ -261,20 +261,23 @@ def test_every_cloud_refuses_a_job_no_pool_fits(stack: str, pools: str) -> None:
 def test_sharding_and_global_batch_become_trainer_arguments(build_stack_plan: BuildStack) -> None:
     plan = build_stack_plan(
         "dev",
-        {
-            "gpuPoolInstanceType": "g5.12xlarge",
-            "trainingJobs": [
-                {
-                    "name": "llm",
-                    "nodes": 2,
-                    "gpusPerNode": 4,
-                    "sharding": "fsdp",
-                    "microBatchSize": 8,
-                    "globalBatchSize": 512,  # 8 per GPU x 8 GPUs x 8 accumulation rounds
-                },
-                {"name": "cnn", "sharding": "ddp", "globalBatchSize": 256},
-            ],
-        },
+        flat_pool(
+            "dev",
+            {
+                "gpuPoolInstanceType": "g5.12xlarge",
+                "trainingJobs": [
+                    {
+                        "name": "llm",
+                        "nodes": 2,
+                        "gpusPerNode": 4,
+                        "sharding": "fsdp",
+                        "microBatchSize": 8,
+                        "globalBatchSize": 512,  # 8 per GPU x 8 GPUs x 8 accumulation rounds
+                    },
+                    {"name": "cnn", "sharding": "ddp", "globalBatchSize": 256},
+                ],
+            },
+        ),
     )
     llm = _job(plan, "llm").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
     trainer = llm[llm.index("trainer") + 1 :]
