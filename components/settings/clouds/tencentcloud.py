@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 
@@ -10,6 +9,7 @@ from components.catalog import tencentcloud_gpu_drivers as gpu_drivers
 from components.catalog.tencentcloud_gpu_drivers import GpuDriverCombo
 
 from ..reader import ConfigReader
+from .cidrs import network_or_none, private_cidr
 from .rules import CloudRules
 
 TKE_VERSIONS: dict[str, str] = {"1.30": "1.30.0", "1.32": "1.32.2", "1.34": "1.34.1"}
@@ -29,9 +29,6 @@ _APP_ID = re.compile(r"^\d{10}$")
 tencentcloud/common/validators.go:240-250, `ValidateCosBucketName`)."""
 _ZONE = re.compile(r"^(?P<region>[a-z]+-[a-z]+(-[a-z]+)?)-(?P<number>\d+)$")
 _COS_NAME = re.compile(r"^(?P<name>[a-z0-9]([a-z0-9-]*[a-z0-9])?)-(?P<appid>\d+)$")
-_PRIVATE_RANGES = tuple(
-    ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
-)
 _AWS_ONLY_KEYS = {
     "clusterLogTypes": "TKE sends no control-plane logs to CloudWatch",
     "clusterLogRetentionDays": "TKE sends no control-plane logs to CloudWatch",
@@ -124,9 +121,9 @@ def parse(
         )
     bucket_name = _bucket_name(r, region, name_prefix, app_id)
 
-    vpc = _network_or_none(vpc_cidr)
-    pod = _private_cidr(r, "tkePodCidr", 12, 24)
-    service = _private_cidr(r, "tkeServiceCidr", 17, 27)
+    vpc = network_or_none(vpc_cidr)
+    pod = private_cidr(r, "tkePodCidr", 12, 24, "TKE")
+    service = private_cidr(r, "tkeServiceCidr", 17, 27, "TKE")
     for key, net in (("tkePodCidr", pod), ("tkeServiceCidr", service)):
         if net is not None and vpc is not None and net.overlaps(vpc):
             r.problem(key, str(net), f"must not overlap vpcCidr {vpc} (TKE routes both)")
@@ -169,31 +166,6 @@ def _bucket_name(r: ConfigReader, region: str, name_prefix: str, app_id: str) ->
             "have at most 60 characters on COS",
         )
     return name
-
-
-def _network_or_none(cidr: str) -> ipaddress.IPv4Network | None:
-    try:
-        return ipaddress.IPv4Network(cidr, strict=True)
-    except ValueError:
-        return None  # generic validation has reported it
-
-
-def _private_cidr(
-    r: ConfigReader, key: str, shortest: int, longest: int
-) -> ipaddress.IPv4Network | None:
-    value = r.string(key)
-    try:
-        net = ipaddress.IPv4Network(value, strict=True)
-    except ValueError:
-        r.problem(key, value, "must be an IPv4 CIDR such as 172.20.0.0/16")
-        return None
-    if not any(net.subnet_of(private) for private in _PRIVATE_RANGES):
-        r.problem(key, value, "must lie in 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (TKE)")
-        return None
-    if not shortest <= net.prefixlen <= longest:
-        r.problem(key, value, f"prefix must be between /{shortest} and /{longest}")
-        return None
-    return net
 
 
 def _gpu_software(r: ConfigReader) -> tuple[GpuDriverCombo | None, bool, bool]:
