@@ -107,3 +107,32 @@ def test_every_fee_and_spot_factor_has_a_source_and_a_date() -> None:
         assert price.source.strip() and dt.date.fromisoformat(price.date), price
         if isinstance(price, fees.Fee) and price.usd_per_hour is None:
             assert price.note.strip(), price
+
+
+def test_tencent_list_prices_are_the_international_overviews() -> None:
+    """Issue #21: GN7 and GN10Xp carry Tencent's own international pay-as-you-go figures
+    (Guangzhou Zone 3, USD, compute only), with the page, the commit quoted and its date; the
+    families that page does not list stay unknown with a reason."""
+    listed = {
+        "GN7.2XLARGE32": 1.26,
+        "GN7.5XLARGE80": 2.01,
+        "GN7.8XLARGE128": 2.77,
+        "GN7.10XLARGE160": 4.03,
+        "GN7.20XLARGE320": 8.06,
+        "GN10Xp.2XLARGE40": 1.72,
+        "GN10Xp.5XLARGE80": 3.44,
+        "GN10Xp.10XLARGE160": 6.89,
+        "GN10Xp.20XLARGE320": 13.78,
+    }
+    for instance_type, usd in listed.items():
+        entry = catalog.find("tencentcloud", instance_type)
+        assert entry is not None, instance_type
+        price = entry.price
+        assert (price.per_hour, price.currency, price.region) == (usd, "USD", "ap-guangzhou")
+        assert price.date == "2023-06-30"
+        assert price.source.startswith("https://www.tencentcloud.com/document/product/560/8025")
+        assert "Guangzhou Zone 3" in price.source and "intlcloud-documents@b7e17ea6" in price.source
+        assert "not converted" in price.note
+    for e in catalog.instance_types("tencentcloud"):
+        if e.family in ("GN7vi", "GT4", "PNV4"):
+            assert e.price.per_hour is None and "not on Tencent's international" in e.price.note

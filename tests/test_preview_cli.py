@@ -165,3 +165,66 @@ def test_console_script_is_declared() -> None:
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["gpuinfra"] == "gpuinfra.cli:main"
+
+
+_TENCENT_SOURCE = (
+    "source: https://www.tencentcloud.com/document/product/560/8025 (Tencent Cloud international "
+    "site, Cloud GPU Service pricing overview: pay-as-you-go, Guangzhou Zone 3, compute only, USD; "
+    "quoted from tencentyun/intlcloud-documents@b7e17ea6 "
+)
+
+
+def test_tencent_dev_preview_prices_its_gpu_pools_with_source_and_date() -> None:
+    """Issue #21: the shipped tencentcloud-dev preview shows each GPU pool's price, where it
+    comes from and its date, and a total that is a lower bound in the quoted currency, never a
+    bare $0.00 and never mixed with the stack's CNY."""
+    result = gpuinfra("preview", "--stack", "tencentcloud-dev")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    small = next(
+        x
+        for x in out.splitlines()
+        if x.startswith("Node price: gpuinfra-tencentcloud-dev-small-pool")
+    )
+    assert small.startswith(
+        "Node price: gpuinfra-tencentcloud-dev-small-pool: $0.504/h per node "
+        "(spot = on-demand x 0.4); " + _TENCENT_SOURCE
+    )  # GN7.2XLARGE32: 1.26 USD/h on the page, x the planning spot factor
+    assert small.endswith("; 2023-06-30")
+    large = next(
+        x
+        for x in out.splitlines()
+        if x.startswith("Node price: gpuinfra-tencentcloud-dev-large-pool")
+    )
+    assert large.startswith(
+        "Node price: gpuinfra-tencentcloud-dev-large-pool: $8.06/h per node; " + _TENCENT_SOURCE
+    )
+    assert large.endswith("; 2023-06-30")
+    total = next(x for x in out.splitlines() if x.startswith("total"))
+    # monthly: 100 GPU hours x $0.504 on the first pool; the rest (TKE, CLB, NAT...) unpriced
+    assert "at least $50.40 (" in total and "$0.00" not in total
+    assert (
+        "the stack's billing currency is taken to be CNY, and their CNY price is not confirmed"
+        in out
+    )
+
+
+def test_alicloud_dev_preview_says_why_its_gpu_pools_have_no_price() -> None:
+    """Issue #21: no citable static Alibaba GPU price was found; the alicloud-dev preview says
+    so per pool with the page searched and its date, and its total is a lower bound."""
+    result = gpuinfra("preview", "--stack", "alicloud-dev")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    for pool in ("small", "large"):
+        [said] = [
+            x
+            for x in out.splitlines()
+            if x.startswith(f"Node price: gpuinfra-alicloud-dev-{pool}-pool")
+        ]
+        assert said.startswith(
+            f"Node price: gpuinfra-alicloud-dev-{pool}-pool: no price (`gpuinfra prices --stack "
+            "<stack>` reads it with your credentials); source: https://www.alibabacloud.com/help/en/ecs/instance-types"
+        )
+        assert said.endswith("; 2026-11-30")  # when the search was made
+    total = next(x for x in out.splitlines() if x.startswith("total"))
+    assert "at least $65.70 (" in total and "$0.00" not in total

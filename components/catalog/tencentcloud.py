@@ -7,10 +7,18 @@ recorded here as the instance memory figure as published. Note that GN10Xp uses
 the 32 GB V100 (SXM2, NVLink), not the 16 GB one, and that Tencent's A10 family
 is PNV4 (GN7vi is a T4 video-enhancement variant of GN7).
 
-Prices: Tencent's GPU billing page says prices are shown only in the CVM price
-calculator / purchase page (logged in); no per-instance-type figure for these
-families was found in a source that could be cited, so every price is ``None``
-with a note. Nothing here is converted from CNY or estimated.
+Prices: GN7 and GN10Xp carry the pay-as-you-go figures of Tencent Cloud's own
+international "Cloud GPU Service > Pricing Overview" page (560/8025), in USD, for
+Guangzhou Zone 3, compute only (CPU, memory, GPU; disks and network are billed
+apart). The page is published from Tencent's documentation repository
+tencentyun/intlcloud-documents; the figures are quoted from it at commit b7e17ea6
+(2023-06-30, the page's last revision there; the GN7 figures are unchanged since its
+2020-07 version, and the repository's 2024-12-24 head still carries them). The page
+says prices differ by zone and OS and that the purchase page prevails. They are what
+an international-site (USD-billed) account pays; a China-site account is billed in
+CNY at its own list price, which no static source gives: nothing is converted. The
+Chinese-site billing page (cloud.tencent.com 560/8025) shows no figure, and GN7vi,
+GT4 and PNV4 are not on the international page: those stay ``None`` with a note.
 """
 
 from __future__ import annotations
@@ -23,11 +31,19 @@ _PRICE_SOURCE = (
     " (GPU billing: prices only via the CVM price calculator; no static figure)"
 )
 _CHECKED = "2026-11-30"
+_LIST_SOURCE = (
+    "https://www.tencentcloud.com/document/product/560/8025 (Tencent Cloud international "
+    "site, Cloud GPU Service pricing overview: pay-as-you-go, Guangzhou Zone 3, compute only, "
+    "USD; quoted from tencentyun/intlcloud-documents@b7e17ea6 "
+    "yehe_doc/计算/GPU 云服务器/购买指南/价格总览_intl_en.md lines 8, 28-32, 62-65)"
+)
+_LIST_DATE = "2023-06-30"
 _NO_PRICE = (
-    "No citable public pay-as-you-go price found for this instance type: Tencent shows "
-    "GPU prices only in the logged-in price calculator/purchase page (searched again "
-    "2026-11-30 for issue #21); `gpuinfra prices --stack <stack>` reads the account's own "
-    f"price. Specs from {_SPEC_SOURCE}."
+    "No citable public pay-as-you-go price found for this instance type: it is not on "
+    "Tencent's international GPU pricing overview (560/8025, which lists GN6S, GN7, GN8, "
+    "GN10X and GN10Xp), and the China site shows GPU prices only in the logged-in price "
+    "calculator/purchase page (searched again 2026-11-30 for issue #21); `gpuinfra prices "
+    f"--stack <stack>` reads the account's own price. Specs from {_SPEC_SOURCE}."
 )
 
 
@@ -38,6 +54,22 @@ def _no_price(region: str = "ap-guangzhou") -> Price:
         source=_PRICE_SOURCE,
         date=_CHECKED,
         note=_NO_PRICE,
+    )
+
+
+def _listed(usd: float) -> Price:
+    """A figure from the international pricing overview (`_LIST_SOURCE`), as printed."""
+    return Price(
+        per_hour=usd,
+        region="ap-guangzhou",
+        source=_LIST_SOURCE,
+        date=_LIST_DATE,
+        currency="USD",
+        note=(
+            "Tencent's international-site list price for Guangzhou Zone 3 (other zones and "
+            "OSes differ; the purchase page prevails); an account on the China site is billed "
+            "in CNY at a price no static source gives, and this is not converted to it"
+        ),
     )
 
 
@@ -65,20 +97,20 @@ def _it(
 
 INSTANCE_TYPES: tuple[GpuInstanceType, ...] = (
     # GN7: NVIDIA Tesla T4, 16 GB per GPU (the vGPU sizes GN7.LARGE20/2XLARGE40 are left out)
-    _it("GN7.2XLARGE32", "T4", 1, 16, 8, 32),
-    _it("GN7.5XLARGE80", "T4", 1, 16, 20, 80),
-    _it("GN7.8XLARGE128", "T4", 1, 16, 32, 128),
-    _it("GN7.10XLARGE160", "T4", 2, 16, 40, 160),
-    _it("GN7.20XLARGE320", "T4", 4, 16, 80, 320),
+    _it("GN7.2XLARGE32", "T4", 1, 16, 8, 32, _listed(1.26)),
+    _it("GN7.5XLARGE80", "T4", 1, 16, 20, 80, _listed(2.01)),
+    _it("GN7.8XLARGE128", "T4", 1, 16, 32, 128, _listed(2.77)),
+    _it("GN7.10XLARGE160", "T4", 2, 16, 40, 160, _listed(4.03)),
+    _it("GN7.20XLARGE320", "T4", 4, 16, 80, 320, _listed(8.06)),
     # GN7vi: GN7 with Tencent's video-enhancement stack, NVIDIA Tesla T4
     _it("GN7vi.5XLARGE80", "T4", 1, 16, 20, 80),
     _it("GN7vi.10XLARGE160", "T4", 2, 16, 40, 160),
     _it("GN7vi.20XLARGE320", "T4", 4, 16, 80, 320),
     # GN10Xp: NVIDIA Tesla V100 NVLink, 32 GB per GPU
-    _it("GN10Xp.2XLARGE40", "V100-32GB", 1, 32, 10, 40),
-    _it("GN10Xp.5XLARGE80", "V100-32GB", 2, 32, 20, 80),
-    _it("GN10Xp.10XLARGE160", "V100-32GB", 4, 32, 40, 160),
-    _it("GN10Xp.20XLARGE320", "V100-32GB", 8, 32, 80, 320),
+    _it("GN10Xp.2XLARGE40", "V100-32GB", 1, 32, 10, 40, _listed(1.72)),
+    _it("GN10Xp.5XLARGE80", "V100-32GB", 2, 32, 20, 80, _listed(3.44)),
+    _it("GN10Xp.10XLARGE160", "V100-32GB", 4, 32, 40, 160, _listed(6.89)),
+    _it("GN10Xp.20XLARGE320", "V100-32GB", 8, 32, 80, 320, _listed(13.78)),
     # GT4: NVIDIA A100 NVLink, 40 GB per GPU
     _it("GT4.4XLARGE96", "A100-40GB", 1, 40, 16, 96),
     _it("GT4.8XLARGE192", "A100-40GB", 2, 40, 32, 192),

@@ -204,7 +204,9 @@ def test_spot_pool_uses_the_refreshed_spot_price_of_the_stacks_zones(tmp_path) -
         "Kubernetes/nodePool:NodePool",
         "-small-pool",
     )
-    assert before.monthly is None  # no citable static price: unknown, not guessed
+    # Without a refreshed file: Tencent's international list price (USD) x the spot factor.
+    assert before.currency == "USD" and before.node_per_hour == pytest.approx(1.26 * 0.4)
+    assert before.price_date == "2023-06-30" and "560/8025" in before.source
     _refreshed(
         tmp_path, "tencentcloud", "ap-guangzhou", "CNY",
         on_demand={"GN7.2XLARGE32": 8.2},
