@@ -35,15 +35,16 @@ from components.aws.nodepool import ManagedNodeGroup, ManagedNodeGroupArgs, Node
 from components.aws.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.aws.storage import DataBucket, DataBucketArgs
 from components.aws.workstation import GpuWorkstation, GpuWorkstationArgs
-from components.cluster_handle import (
-    GPU_TAINT,
-    BucketRef,
-    ClusterHandle,
-    common_labels,
-    gpu_pool_of,
-)
+from components.cluster_handle import BucketRef, ClusterHandle
 from components.settings import Problem, Settings, SettingsError, eks_versions
-from components.tags import stack_tags
+from stacks.common import (
+    bucket_protection,
+    export_cluster,
+    gpu_pool_views,
+    handle_basics,
+    tagger,
+    training_service_account,
+)
 
 
 def check_upgrade(settings: Settings) -> None:
@@ -62,9 +63,7 @@ def check_upgrade(settings: Settings) -> None:
 
 def build(settings: Settings) -> ClusterHandle:
     prefix = settings.name_prefix
-
-    def tags(component: str) -> dict[str, str]:
-        return stack_tags(settings.stack, component)
+    tags = tagger(settings)
 
     check_upgrade(settings)
     partition = aws.get_partition().partition
@@ -148,7 +147,7 @@ def build(settings: Settings) -> ClusterHandle:
 
     # One managed node group per GPU pool, each with its own labels, taints and the
     # scale-from-zero node template the Cluster Autoscaler plans that pool's first node from.
-    pools = tuple(gpu_pool_of(pool) for pool in settings.require_gpu_pools())
+    pools = gpu_pool_views(settings)
     gpu_groups = []
     for pool, view in zip(settings.require_gpu_pools(), pools, strict=True):
         node_labels = {**view.node_labels, AWS_GPU_LABEL: pool.gpu_model}
@@ -194,27 +193,20 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
-    storage = settings.storage
     bucket = DataBucket(
         prefix,
         DataBucketArgs(
-            bucket_name=storage.bucket_name,
-            protect=storage.protect,
-            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
-            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
-            tags=tags("storage"),
+            bucket_name=settings.storage.bucket_name,
+            **bucket_protection(settings),
         ),
     )
-    identity = settings.identity
     training_role = ServiceAccountRole(
         f"{prefix}-training",
         ServiceAccountRoleArgs(
             oidc_provider_arn=cluster.oidc_provider_arn,
             oidc_issuer_url=cluster.oidc_issuer_url,
-            namespace=identity.namespace,
-            service_account=identity.service_account,
             policy=bucket.bucket_arn.apply(bucket_access_policy),
-            tags=tags("identity"),
+            **training_service_account(settings),
         ),
     )
 
@@ -246,9 +238,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="aws",
         cluster_name=cluster.cluster_name,
         kubeconfig=kubeconfig,
-        gpu_node_labels=common_labels(pools),
-        gpu_taint=GPU_TAINT,
-        gpu_pools=pools,
+        **handle_basics(settings, pools),
         platform_runs_device_plugin=False,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -256,16 +246,12 @@ def build(settings: Settings) -> ClusterHandle:
             endpoint=f"https://s3.{settings.region}.amazonaws.com",
             scheme="s3",
         ),
-        training_namespace=identity.namespace,
-        training_service_account=identity.service_account,
         service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
         autoscaler=autoscaler.spec,
         dataset_mount=s3_csi.mount,
     )
 
-    pulumi.export("cloud", "aws")
-    pulumi.export("region", settings.region)
-    pulumi.export("clusterName", cluster.cluster_name)
+    export_cluster(settings, handle)
     pulumi.export("clusterEndpoint", cluster.endpoint)
     pulumi.export("kubeconfig", kubeconfig)
     pulumi.export("kubernetesSupport", support.describe(version))
