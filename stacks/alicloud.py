@@ -25,14 +25,7 @@ from components.alicloud.storage import OssBucket, OssBucketArgs, oss_endpoint
 from components.alicloud.workstation import GpuWorkstation, GpuWorkstationArgs
 from components.cluster_handle import BucketRef, ClusterHandle
 from components.settings import Settings
-from stacks.common import (
-    bucket_protection,
-    export_cluster,
-    gpu_pool_views,
-    handle_basics,
-    tagger,
-    training_service_account,
-)
+from stacks import common
 
 DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
 """Node label ACK reads to install this NVIDIA driver version on a GPU node."""
@@ -43,10 +36,10 @@ def build(settings: Settings) -> ClusterHandle:
     if ali is None:
         raise ValueError("the Alibaba Cloud stack needs settings parsed with cloud: alicloud")
     prefix = settings.name_prefix
-    tags = tagger(settings)
+    tags = common.tagger(settings)
 
     gpu_pools = settings.require_gpu_pools()
-    pools = gpu_pool_views(settings)
+    pools = common.gpu_pool_views(settings)
 
     network = AlicloudNetwork(
         prefix,
@@ -151,7 +144,7 @@ def build(settings: Settings) -> ClusterHandle:
         OssBucketArgs(
             bucket_name=settings.storage.bucket_name,
             name_prefix=prefix,
-            **bucket_protection(settings),
+            **common.bucket_protection(settings),
         ),
     )
     training_role = RrsaRole(
@@ -161,7 +154,7 @@ def build(settings: Settings) -> ClusterHandle:
             oidc_provider_arn=cluster.rrsa_oidc_provider_arn,
             oidc_issuer_url=cluster.rrsa_oidc_issuer_url,
             policy=bucket.bucket_name.apply(bucket_access_policy),
-            **training_service_account(settings),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -182,7 +175,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="alicloud",
         cluster_name=cluster.cluster_name,
         kubeconfig=cluster.kubeconfig,
-        **handle_basics(settings, pools),
+        **common.handle_basics(settings, pools),
         # ACK installs the NVIDIA device plugin on GPU nodes itself: a second one would
         # advertise every GPU twice.
         platform_runs_device_plugin=True,
@@ -200,7 +193,7 @@ def build(settings: Settings) -> ClusterHandle:
         dataset_mount=ossfs.mount,
     )
 
-    export_cluster(settings, handle)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterId", cluster.cluster_id)
     pulumi.export("kubernetesVersion", cluster.version)
     pulumi.export("kubeconfig", cluster.kubeconfig)

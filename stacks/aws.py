@@ -37,14 +37,7 @@ from components.aws.storage import DataBucket, DataBucketArgs
 from components.aws.workstation import GpuWorkstation, GpuWorkstationArgs
 from components.cluster_handle import BucketRef, ClusterHandle
 from components.settings import Problem, Settings, SettingsError, eks_versions
-from stacks.common import (
-    bucket_protection,
-    export_cluster,
-    gpu_pool_views,
-    handle_basics,
-    tagger,
-    training_service_account,
-)
+from stacks import common
 
 
 def check_upgrade(settings: Settings) -> None:
@@ -63,7 +56,7 @@ def check_upgrade(settings: Settings) -> None:
 
 def build(settings: Settings) -> ClusterHandle:
     prefix = settings.name_prefix
-    tags = tagger(settings)
+    tags = common.tagger(settings)
 
     check_upgrade(settings)
     partition = aws.get_partition().partition
@@ -147,7 +140,7 @@ def build(settings: Settings) -> ClusterHandle:
 
     # One managed node group per GPU pool, each with its own labels, taints and the
     # scale-from-zero node template the Cluster Autoscaler plans that pool's first node from.
-    pools = gpu_pool_views(settings)
+    pools = common.gpu_pool_views(settings)
     gpu_groups = []
     for pool, view in zip(settings.require_gpu_pools(), pools, strict=True):
         node_labels = {**view.node_labels, AWS_GPU_LABEL: pool.gpu_model}
@@ -197,7 +190,7 @@ def build(settings: Settings) -> ClusterHandle:
         prefix,
         DataBucketArgs(
             bucket_name=settings.storage.bucket_name,
-            **bucket_protection(settings),
+            **common.bucket_protection(settings),
         ),
     )
     training_role = ServiceAccountRole(
@@ -206,7 +199,7 @@ def build(settings: Settings) -> ClusterHandle:
             oidc_provider_arn=cluster.oidc_provider_arn,
             oidc_issuer_url=cluster.oidc_issuer_url,
             policy=bucket.bucket_arn.apply(bucket_access_policy),
-            **training_service_account(settings),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -238,7 +231,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="aws",
         cluster_name=cluster.cluster_name,
         kubeconfig=kubeconfig,
-        **handle_basics(settings, pools),
+        **common.handle_basics(settings, pools),
         platform_runs_device_plugin=False,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -251,7 +244,7 @@ def build(settings: Settings) -> ClusterHandle:
         dataset_mount=s3_csi.mount,
     )
 
-    export_cluster(settings, handle)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterEndpoint", cluster.endpoint)
     pulumi.export("kubeconfig", kubeconfig)
     pulumi.export("kubernetesSupport", support.describe(version))

@@ -62,10 +62,9 @@ class TrainingServiceAccount(TypedDict):
 
 def training_service_account(settings: Settings) -> TrainingServiceAccount:
     """The Kubernetes service account the training role trusts, from `identity`."""
-    identity = settings.identity
     return TrainingServiceAccount(
-        namespace=identity.namespace,
-        service_account=identity.service_account,
+        namespace=settings.identity.namespace,
+        service_account=settings.identity.service_account,
         tags=stack_tags(settings.stack, "identity"),
     )
 

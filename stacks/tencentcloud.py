@@ -44,14 +44,7 @@ from components.tencentcloud.security_group import (
 )
 from components.tencentcloud.storage import CosBucket, CosBucketArgs, cos_endpoint
 from components.tencentcloud.workstation import GpuWorkstation, GpuWorkstationArgs
-from stacks.common import (
-    bucket_protection,
-    export_cluster,
-    gpu_pool_views,
-    handle_basics,
-    tagger,
-    training_service_account,
-)
+from stacks import common
 
 MAX_PODS_PER_NODE = 64
 
@@ -82,10 +75,10 @@ def build(settings: Settings) -> ClusterHandle:
     if tc is None:
         raise ValueError("the Tencent Cloud stack needs settings.tencentcloud")
     prefix = settings.name_prefix
-    tags = tagger(settings)
+    tags = common.tagger(settings)
 
     gpu_pools = settings.require_gpu_pools()
-    pools = gpu_pool_views(settings)
+    pools = common.gpu_pool_views(settings)
     network = TencentNetwork(
         prefix,
         TencentNetworkArgs(
@@ -200,7 +193,7 @@ def build(settings: Settings) -> ClusterHandle:
         prefix,
         CosBucketArgs(
             bucket_name=tc.bucket_name,
-            **bucket_protection(settings),
+            **common.bucket_protection(settings),
         ),
     )
     pod_identity = PodIdentity(prefix, PodIdentityArgs(cluster_id=cluster.cluster_id))
@@ -214,7 +207,7 @@ def build(settings: Settings) -> ClusterHandle:
             policy=bucket.bucket_name.apply(
                 lambda name: bucket_access_policy(settings.region, tc.app_id, name)
             ),
-            **training_service_account(settings),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -222,7 +215,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="tencentcloud",
         cluster_name=cluster.cluster_name,
         kubeconfig=endpoint.kubeconfig,
-        **handle_basics(settings, pools),
+        **common.handle_basics(settings, pools),
         platform_runs_device_plugin=PLATFORM_RUNS_DEVICE_PLUGIN,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -238,7 +231,7 @@ def build(settings: Settings) -> ClusterHandle:
         nodes=(system,),  # awaited workloads of the GPU layer need a node to run on
     )
 
-    export_cluster(settings, handle)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterId", cluster.cluster_id)
     pulumi.export("clusterEndpoint", endpoint.endpoint)
     pulumi.export("kubeconfig", endpoint.kubeconfig)

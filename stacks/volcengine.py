@@ -36,14 +36,7 @@ from components.volcengine.security_group import (
     NodeSecurityGroupArgs,
 )
 from components.volcengine.storage import TosBucket, TosBucketArgs, tos_s3_endpoint
-from stacks.common import (
-    bucket_protection,
-    export_cluster,
-    gpu_pool_views,
-    handle_basics,
-    tagger,
-    training_service_account,
-)
+from stacks import common
 
 PLATFORM_RUNS_DEVICE_PLUGIN = False
 """The GPU layer installs NVIDIA's device plugin: this stack installs no VKE GPU add-on, and no
@@ -59,10 +52,10 @@ def build(settings: Settings) -> ClusterHandle:
     if ve is None:
         raise ValueError("the Volcano Engine stack needs settings.volcengine")
     prefix = settings.name_prefix
-    tags = tagger(settings)
+    tags = common.tagger(settings)
 
     gpu_pools = settings.require_gpu_pools()
-    pools = gpu_pool_views(settings)
+    pools = common.gpu_pool_views(settings)
     network = VolcengineNetwork(
         prefix,
         VolcengineNetworkArgs(
@@ -146,7 +139,7 @@ def build(settings: Settings) -> ClusterHandle:
         prefix,
         TosBucketArgs(
             bucket_name=ve.bucket_name,
-            **bucket_protection(settings),
+            **common.bucket_protection(settings),
         ),
     )
     training_role = ServiceAccountRole(
@@ -155,7 +148,7 @@ def build(settings: Settings) -> ClusterHandle:
             oidc_trn=cluster.irsa_oidc_trn,
             issuer=cluster.irsa_issuer,
             policy_document=bucket.bucket_name.apply(bucket_access_policy),
-            **training_service_account(settings),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -163,7 +156,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="volcengine",
         cluster_name=cluster.cluster_name,
         kubeconfig=kubeconfig.kubeconfig,
-        **handle_basics(settings, pools),
+        **common.handle_basics(settings, pools),
         platform_runs_device_plugin=PLATFORM_RUNS_DEVICE_PLUGIN,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -181,7 +174,7 @@ def build(settings: Settings) -> ClusterHandle:
         spot_reclaim_notice=None,
     )
 
-    export_cluster(settings, handle)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterId", cluster.cluster_id)
     pulumi.export("kubeconfig", kubeconfig.kubeconfig)
     pulumi.export("apiEndpoint", "private")
