@@ -252,12 +252,12 @@ CLOUDS = [
 
 @FORMATS
 @pytest.mark.parametrize("cloud", CLOUDS, ids=[c.scheme for c in CLOUDS])
+@pytest.mark.usefixtures("resolve_localhost_subdomains")
 def test_checkpoints_with_the_clouds_pod_identity(
     tmp_path: Path,
     moto_s3: RecordingMoto,
     fake_sts: FakeSts,
     clean_cloud_env: None,
-    resolve_localhost_subdomains: None,
     monkeypatch: pytest.MonkeyPatch,
     cloud: PodIdentity,
     sharded: bool,
