@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from components.cluster_handle import ApiAccess
@@ -37,20 +38,34 @@ def stack_settings(root: Path, stack: str) -> Settings:
     return parse_settings(raw, stack=stack, provider_config=provider)
 
 
+def cluster_stack_settings(
+    root: Path, stack: str, settings: Settings, refuse: Callable[[str, str], Exception]
+) -> Settings | None:
+    """The settings of the cluster stack that `stack` (with `settings`), a GPU-layer stack,
+    deploys onto; None for any other stack. Only a stack of this project can be read offline:
+    for another `clusterStack`, raises `refuse(name, project)`."""
+    existing = settings.existing_cluster
+    if existing is None or existing.cluster_stack is None:
+        return None
+    project = load_project(root)
+    name = cluster_stack_name(project, load_stack_config(project, stack).values) or ""
+    parts = name.split("/")
+    if len(parts) != 3 or parts[1] != project.name:
+        raise refuse(name, project.name)
+    return stack_settings(root, parts[2])
+
+
 def stack_deploy_from(root: Path, stack: str) -> DeployFrom:
     settings = stack_settings(root, stack)
-    access: ApiAccess | None = None
-    existing = settings.existing_cluster
-    if existing is not None and existing.cluster_stack is not None:
-        project = load_project(root)
-        name = cluster_stack_name(project, load_stack_config(project, stack).values) or ""
-        parts = name.split("/")
-        if len(parts) != 3 or parts[1] != project.name:
-            raise ProjectError(
-                f"{NAMESPACE}:clusterStack = {name!r}: only stacks of this project "
-                f"(<org>/{project.name}/<stack>) can be read offline"
-            )
-        access = api_access(stack_settings(root, parts[2]))
+
+    def refuse(name: str, project: str) -> Exception:
+        return ProjectError(
+            f"{NAMESPACE}:clusterStack = {name!r}: only stacks of this project "
+            f"(<org>/{project}/<stack>) can be read offline"
+        )
+
+    cluster = cluster_stack_settings(root, stack, settings, refuse)
+    access: ApiAccess | None = api_access(cluster) if cluster is not None else None
     return deploy_from(settings, access)
 
 

@@ -492,24 +492,20 @@ class PoolFit:
 def stack_pools(root: Path, stack: str) -> tuple[GpuPoolSettings, ...]:
     """The GPU pools of `stack` (of its cluster stack, for a GPU-layer stack)."""
     from .cli_errors import UserError
-    from .preview import cluster_stack_name
-    from .project import load_project, load_stack_config
-    from .reachability import stack_settings
+    from .reachability import cluster_stack_settings, stack_settings
+
+    def refuse(name: str, project: str) -> Exception:
+        return UserError(
+            "--stack",
+            stack,
+            f"its clusterStack {name!r} is not a stack of this project",
+            "a stack with GPU pools, or a GPU-layer stack of one in this project",
+        )
 
     settings = stack_settings(root, stack)
-    existing = settings.existing_cluster
-    if existing is not None and existing.cluster_stack is not None:
-        project = load_project(root)
-        name = cluster_stack_name(project, load_stack_config(project, stack).values) or ""
-        parts = name.split("/")
-        if len(parts) != 3 or parts[1] != project.name:
-            raise UserError(
-                "--stack",
-                stack,
-                f"its clusterStack {name!r} is not a stack of this project",
-                "a stack with GPU pools, or a GPU-layer stack of one in this project",
-            )
-        settings = stack_settings(root, parts[2])
+    cluster = cluster_stack_settings(root, stack, settings, refuse)
+    if cluster is not None:
+        settings = cluster
     if not settings.gpu_pools:
         raise UserError(
             "--stack",

@@ -23,15 +23,9 @@ from components.alicloud.nodepool import (
 from components.alicloud.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.alicloud.storage import OssBucket, OssBucketArgs, oss_endpoint
 from components.alicloud.workstation import GpuWorkstation, GpuWorkstationArgs
-from components.cluster_handle import (
-    GPU_TAINT,
-    BucketRef,
-    ClusterHandle,
-    common_labels,
-    gpu_pool_of,
-)
+from components.cluster_handle import BucketRef, ClusterHandle
 from components.settings import Settings
-from components.tags import stack_tags
+from stacks import common
 
 DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
 """Node label ACK reads to install this NVIDIA driver version on a GPU node."""
@@ -42,12 +36,10 @@ def build(settings: Settings) -> ClusterHandle:
     if ali is None:
         raise ValueError("the Alibaba Cloud stack needs settings parsed with cloud: alicloud")
     prefix = settings.name_prefix
-
-    def tags(component: str) -> dict[str, str]:
-        return stack_tags(settings.stack, component)
+    tags = common.tagger(settings)
 
     gpu_pools = settings.require_gpu_pools()
-    pools = tuple(gpu_pool_of(pool) for pool in gpu_pools)
+    pools = common.gpu_pool_views(settings)
 
     network = AlicloudNetwork(
         prefix,
@@ -147,29 +139,22 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
-    storage = settings.storage
     bucket = OssBucket(
         prefix,
         OssBucketArgs(
-            bucket_name=storage.bucket_name,
+            bucket_name=settings.storage.bucket_name,
             name_prefix=prefix,
-            protect=storage.protect,
-            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
-            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
-            tags=tags("storage"),
+            **common.bucket_protection(settings),
         ),
     )
-    identity = settings.identity
     training_role = RrsaRole(
         f"{prefix}-training",
         RrsaRoleArgs(
             role_name=f"{prefix}-training",
             oidc_provider_arn=cluster.rrsa_oidc_provider_arn,
             oidc_issuer_url=cluster.rrsa_oidc_issuer_url,
-            namespace=identity.namespace,
-            service_account=identity.service_account,
             policy=bucket.bucket_name.apply(bucket_access_policy),
-            tags=tags("identity"),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -190,17 +175,13 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="alicloud",
         cluster_name=cluster.cluster_name,
         kubeconfig=cluster.kubeconfig,
-        gpu_node_labels=common_labels(pools),
-        gpu_taint=GPU_TAINT,
-        gpu_pools=pools,
+        **common.handle_basics(settings, pools),
         # ACK installs the NVIDIA device plugin on GPU nodes itself: a second one would
         # advertise every GPU twice.
         platform_runs_device_plugin=True,
         bucket=BucketRef(
             name=bucket.bucket_name, region=settings.region, endpoint=endpoint, scheme="oss"
         ),
-        training_namespace=identity.namespace,
-        training_service_account=identity.service_account,
         service_account_annotations={RRSA_ROLE_ANNOTATION: training_role.role_name},
         # ack-pod-identity-webhook injects RRSA credentials only into labelled namespaces.
         training_namespace_labels={"pod-identity.alibabacloud.com/injection": "on"},
@@ -212,9 +193,7 @@ def build(settings: Settings) -> ClusterHandle:
         dataset_mount=ossfs.mount,
     )
 
-    pulumi.export("cloud", "alicloud")
-    pulumi.export("region", settings.region)
-    pulumi.export("clusterName", cluster.cluster_name)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterId", cluster.cluster_id)
     pulumi.export("kubernetesVersion", cluster.version)
     pulumi.export("kubeconfig", cluster.kubeconfig)

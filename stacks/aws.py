@@ -35,15 +35,9 @@ from components.aws.nodepool import ManagedNodeGroup, ManagedNodeGroupArgs, Node
 from components.aws.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.aws.storage import DataBucket, DataBucketArgs
 from components.aws.workstation import GpuWorkstation, GpuWorkstationArgs
-from components.cluster_handle import (
-    GPU_TAINT,
-    BucketRef,
-    ClusterHandle,
-    common_labels,
-    gpu_pool_of,
-)
+from components.cluster_handle import BucketRef, ClusterHandle
 from components.settings import Problem, Settings, SettingsError, eks_versions
-from components.tags import stack_tags
+from stacks import common
 
 
 def check_upgrade(settings: Settings) -> None:
@@ -62,9 +56,7 @@ def check_upgrade(settings: Settings) -> None:
 
 def build(settings: Settings) -> ClusterHandle:
     prefix = settings.name_prefix
-
-    def tags(component: str) -> dict[str, str]:
-        return stack_tags(settings.stack, component)
+    tags = common.tagger(settings)
 
     check_upgrade(settings)
     partition = aws.get_partition().partition
@@ -148,7 +140,7 @@ def build(settings: Settings) -> ClusterHandle:
 
     # One managed node group per GPU pool, each with its own labels, taints and the
     # scale-from-zero node template the Cluster Autoscaler plans that pool's first node from.
-    pools = tuple(gpu_pool_of(pool) for pool in settings.require_gpu_pools())
+    pools = common.gpu_pool_views(settings)
     gpu_groups = []
     for pool, view in zip(settings.require_gpu_pools(), pools, strict=True):
         node_labels = {**view.node_labels, AWS_GPU_LABEL: pool.gpu_model}
@@ -194,27 +186,20 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
-    storage = settings.storage
     bucket = DataBucket(
         prefix,
         DataBucketArgs(
-            bucket_name=storage.bucket_name,
-            protect=storage.protect,
-            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
-            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
-            tags=tags("storage"),
+            bucket_name=settings.storage.bucket_name,
+            **common.bucket_protection(settings),
         ),
     )
-    identity = settings.identity
     training_role = ServiceAccountRole(
         f"{prefix}-training",
         ServiceAccountRoleArgs(
             oidc_provider_arn=cluster.oidc_provider_arn,
             oidc_issuer_url=cluster.oidc_issuer_url,
-            namespace=identity.namespace,
-            service_account=identity.service_account,
             policy=bucket.bucket_arn.apply(bucket_access_policy),
-            tags=tags("identity"),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -246,9 +231,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="aws",
         cluster_name=cluster.cluster_name,
         kubeconfig=kubeconfig,
-        gpu_node_labels=common_labels(pools),
-        gpu_taint=GPU_TAINT,
-        gpu_pools=pools,
+        **common.handle_basics(settings, pools),
         platform_runs_device_plugin=False,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -256,16 +239,12 @@ def build(settings: Settings) -> ClusterHandle:
             endpoint=f"https://s3.{settings.region}.amazonaws.com",
             scheme="s3",
         ),
-        training_namespace=identity.namespace,
-        training_service_account=identity.service_account,
         service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
         autoscaler=autoscaler.spec,
         dataset_mount=s3_csi.mount,
     )
 
-    pulumi.export("cloud", "aws")
-    pulumi.export("region", settings.region)
-    pulumi.export("clusterName", cluster.cluster_name)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterEndpoint", cluster.endpoint)
     pulumi.export("kubeconfig", kubeconfig)
     pulumi.export("kubernetesSupport", support.describe(version))

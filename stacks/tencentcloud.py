@@ -8,16 +8,9 @@ from typing import Literal
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from components.cluster_handle import (
-    GPU_TAINT,
-    BucketRef,
-    ClusterHandle,
-    common_labels,
-    gpu_pool_of,
-)
+from components.cluster_handle import BucketRef, ClusterHandle
 from components.settings import Settings
 from components.settings.model import GpuPoolSettings
-from components.tags import stack_tags
 from components.tencentcloud.cluster import (
     TkeAutoscaler,
     TkeCluster,
@@ -51,6 +44,7 @@ from components.tencentcloud.security_group import (
 )
 from components.tencentcloud.storage import CosBucket, CosBucketArgs, cos_endpoint
 from components.tencentcloud.workstation import GpuWorkstation, GpuWorkstationArgs
+from stacks import common
 
 MAX_PODS_PER_NODE = 64
 
@@ -81,12 +75,10 @@ def build(settings: Settings) -> ClusterHandle:
     if tc is None:
         raise ValueError("the Tencent Cloud stack needs settings.tencentcloud")
     prefix = settings.name_prefix
-
-    def tags(component: str) -> dict[str, str]:
-        return stack_tags(settings.stack, component)
+    tags = common.tagger(settings)
 
     gpu_pools = settings.require_gpu_pools()
-    pools = tuple(gpu_pool_of(pool) for pool in gpu_pools)
+    pools = common.gpu_pool_views(settings)
     network = TencentNetwork(
         prefix,
         TencentNetworkArgs(
@@ -197,18 +189,13 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
-    storage = settings.storage
     bucket = CosBucket(
         prefix,
         CosBucketArgs(
             bucket_name=tc.bucket_name,
-            protect=storage.protect,
-            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
-            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
-            tags=tags("storage"),
+            **common.bucket_protection(settings),
         ),
     )
-    identity = settings.identity
     pod_identity = PodIdentity(prefix, PodIdentityArgs(cluster_id=cluster.cluster_id))
     account = tencentcloud.user.get_info_output()
     training_role = ServiceAccountRole(
@@ -217,12 +204,10 @@ def build(settings: Settings) -> ClusterHandle:
             account_uin=account.owner_uin,
             cluster_id=cluster.cluster_id,
             issuer=pod_identity.issuer,
-            namespace=identity.namespace,
-            service_account=identity.service_account,
             policy=bucket.bucket_name.apply(
                 lambda name: bucket_access_policy(settings.region, tc.app_id, name)
             ),
-            tags=tags("identity"),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -230,9 +215,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="tencentcloud",
         cluster_name=cluster.cluster_name,
         kubeconfig=endpoint.kubeconfig,
-        gpu_node_labels=common_labels(pools),
-        gpu_taint=GPU_TAINT,
-        gpu_pools=pools,
+        **common.handle_basics(settings, pools),
         platform_runs_device_plugin=PLATFORM_RUNS_DEVICE_PLUGIN,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -240,8 +223,6 @@ def build(settings: Settings) -> ClusterHandle:
             endpoint=cos_endpoint(settings.region),
             scheme="cosn",
         ),
-        training_namespace=identity.namespace,
-        training_service_account=identity.service_account,
         service_account_annotations={POD_IDENTITY_ANNOTATION: training_role.role_arn},
         # TKE does not drain a spot node before CVM reclaims it: the GPU layer's agent does.
         spot_reclaim_notice=(
@@ -250,9 +231,7 @@ def build(settings: Settings) -> ClusterHandle:
         nodes=(system,),  # awaited workloads of the GPU layer need a node to run on
     )
 
-    pulumi.export("cloud", "tencentcloud")
-    pulumi.export("region", settings.region)
-    pulumi.export("clusterName", cluster.cluster_name)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterId", cluster.cluster_id)
     pulumi.export("clusterEndpoint", endpoint.endpoint)
     pulumi.export("kubeconfig", endpoint.kubeconfig)

@@ -10,15 +10,8 @@ from __future__ import annotations
 
 import pulumi
 
-from components.cluster_handle import (
-    GPU_TAINT,
-    BucketRef,
-    ClusterHandle,
-    common_labels,
-    gpu_pool_of,
-)
+from components.cluster_handle import BucketRef, ClusterHandle
 from components.settings import Settings
-from components.tags import stack_tags
 from components.volcengine.cluster import (
     VkeAddons,
     VkeAddonsArgs,
@@ -43,6 +36,7 @@ from components.volcengine.security_group import (
     NodeSecurityGroupArgs,
 )
 from components.volcengine.storage import TosBucket, TosBucketArgs, tos_s3_endpoint
+from stacks import common
 
 PLATFORM_RUNS_DEVICE_PLUGIN = False
 """The GPU layer installs NVIDIA's device plugin: this stack installs no VKE GPU add-on, and no
@@ -58,12 +52,10 @@ def build(settings: Settings) -> ClusterHandle:
     if ve is None:
         raise ValueError("the Volcano Engine stack needs settings.volcengine")
     prefix = settings.name_prefix
-
-    def tags(component: str) -> dict[str, str]:
-        return stack_tags(settings.stack, component)
+    tags = common.tagger(settings)
 
     gpu_pools = settings.require_gpu_pools()
-    pools = tuple(gpu_pool_of(pool) for pool in gpu_pools)
+    pools = common.gpu_pool_views(settings)
     network = VolcengineNetwork(
         prefix,
         VolcengineNetworkArgs(
@@ -143,27 +135,20 @@ def build(settings: Settings) -> ClusterHandle:
         prefix, VkeKubeconfigArgs(cluster_id=cluster.cluster_id, depends_on=[system])
     )
 
-    storage = settings.storage
     bucket = TosBucket(
         prefix,
         TosBucketArgs(
             bucket_name=ve.bucket_name,
-            protect=storage.protect,
-            noncurrent_version_expiration_days=storage.noncurrent_version_expiration_days,
-            abort_incomplete_upload_days=storage.abort_incomplete_upload_days,
-            tags=tags("storage"),
+            **common.bucket_protection(settings),
         ),
     )
-    identity = settings.identity
     training_role = ServiceAccountRole(
         f"{prefix}-training",
         ServiceAccountRoleArgs(
             oidc_trn=cluster.irsa_oidc_trn,
             issuer=cluster.irsa_issuer,
-            namespace=identity.namespace,
-            service_account=identity.service_account,
             policy_document=bucket.bucket_name.apply(bucket_access_policy),
-            tags=tags("identity"),
+            **common.training_service_account(settings),
         ),
     )
 
@@ -171,9 +156,7 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="volcengine",
         cluster_name=cluster.cluster_name,
         kubeconfig=kubeconfig.kubeconfig,
-        gpu_node_labels=common_labels(pools),
-        gpu_taint=GPU_TAINT,
-        gpu_pools=pools,
+        **common.handle_basics(settings, pools),
         platform_runs_device_plugin=PLATFORM_RUNS_DEVICE_PLUGIN,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -181,8 +164,6 @@ def build(settings: Settings) -> ClusterHandle:
             endpoint=tos_s3_endpoint(settings.region),
             scheme="tos",
         ),
-        training_namespace=identity.namespace,
-        training_service_account=identity.service_account,
         service_account_annotations={ROLE_TRN_ANNOTATION: training_role.role_trn},
         training_namespace_labels={INJECTION_LABEL: "true"},
         # VKE's autoscaler scales the pool; no Cluster Autoscaler of ours.
@@ -193,9 +174,7 @@ def build(settings: Settings) -> ClusterHandle:
         spot_reclaim_notice=None,
     )
 
-    pulumi.export("cloud", "volcengine")
-    pulumi.export("region", settings.region)
-    pulumi.export("clusterName", cluster.cluster_name)
+    common.export_cluster(settings, handle)
     pulumi.export("clusterId", cluster.cluster_id)
     pulumi.export("kubeconfig", kubeconfig.kubeconfig)
     pulumi.export("apiEndpoint", "private")

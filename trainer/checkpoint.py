@@ -22,6 +22,7 @@ import random
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
@@ -412,22 +413,86 @@ class CheckpointWriteError(Exception):
     """A checkpoint could not be written (exit code ``CHECKPOINT_FAILED``)."""
 
 
-class AsyncCheckpointer:
-    """Copy state into reused CPU buffers (pinned for CUDA), write in a background thread.
+class BackgroundWrite:
+    """One checkpoint write at a time in a background thread, whose failure is never lost.
 
-    Only the copy blocks the training loop; after the first checkpoint no memory is allocated,
-    because the same buffers are reused (at most one write is in flight, so they are free).
-    A failed write is raised by :meth:`wait` and reported by :meth:`failed` as soon as the
-    thread has ended, so training never goes on believing it is saved.
+    Shared by :class:`AsyncCheckpointer` and :class:`~trainer.sharded.ShardedCheckpointer`: a
+    new write first waits for the one in flight; after a failed write nothing new is started;
+    the failure is reported by :meth:`failed` as soon as the thread has ended and raised by
+    :meth:`wait`, so training never goes on believing it is saved.
     """
 
-    def __init__(self, manager: CheckpointManager) -> None:
-        self.manager = manager
-        self._buffers: dict[str, torch.Tensor] = {}
+    def __init__(self) -> None:
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._result: SaveResult | None = None
         self.pending_step: int | None = None
+
+    def _previous_written(self, step: int) -> bool:
+        """Wait for the write in flight; False (logged) when it failed, so ``step`` is not
+        checkpointed and the failure stays reported."""
+        t0 = time.perf_counter()
+        if self._thread is not None:
+            self._thread.join()
+        waited = time.perf_counter() - t0
+        if waited > 0.05:
+            log.info("waited %.2fs for the previous checkpoint write to finish", waited)
+        if self._error is not None:
+            log.error(
+                "not checkpointing step %d: the write of step %s failed", step, self.pending_step
+            )
+            return False
+        return True
+
+    def _start(self, step: int, write: Callable[[], SaveResult | None]) -> None:
+        """Run ``write`` (the checkpoint of ``step``) in the background thread."""
+        self.pending_step = step
+        self._thread = threading.Thread(target=self._run, args=(write,), name="ckpt-writer")
+        self._thread.start()
+
+    def _run(self, write: Callable[[], SaveResult | None]) -> None:
+        try:
+            self._result = write()
+        except BaseException as e:  # raised by wait()
+            self._error = e
+
+    def busy(self) -> bool:
+        """True while a background write is in flight."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def failed(self) -> bool:
+        """True once a background write has ended in an error (no waiting)."""
+        return self._error is not None and not (self._thread and self._thread.is_alive())
+
+    def wait(self) -> SaveResult | None:
+        """Wait for the write in flight and return its result; raise
+        :class:`CheckpointWriteError` if it failed."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        self._thread = None
+        step, self.pending_step = self.pending_step, None
+        result, self._result = self._result, None
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise CheckpointWriteError(
+                f"background checkpoint of step {step} failed: {type(err).__name__}: {err}"
+            ) from err
+        return result
+
+
+class AsyncCheckpointer(BackgroundWrite):
+    """Copy state into reused CPU buffers (pinned for CUDA), write in a background thread.
+
+    Only the copy blocks the training loop; after the first checkpoint no memory is allocated,
+    because the same buffers are reused (at most one write is in flight, so they are free).
+    Failures are kept and raised as :class:`BackgroundWrite` says.
+    """
+
+    def __init__(self, manager: CheckpointManager) -> None:
+        super().__init__()
+        self.manager = manager
+        self._buffers: dict[str, torch.Tensor] = {}
         self.allocated_bytes = 0
 
     def _stage(self, obj: Any, key: str, cuda_copies: list[bool]) -> Any:
@@ -457,15 +522,7 @@ class AsyncCheckpointer:
         If the previous write failed, nothing new is started and the failure stays reported
         by :meth:`failed` (the loop checks it after every step, on every rank)."""
         t0 = time.perf_counter()
-        if self._thread is not None:
-            self._thread.join()
-        waited = time.perf_counter() - t0
-        if waited > 0.05:
-            log.info("waited %.2fs for the previous checkpoint write to finish", waited)
-        if self._error is not None:
-            log.error(
-                "not checkpointing step %d: the write of step %s failed", step, self.pending_step
-            )
+        if not self._previous_written(step):
             return time.perf_counter() - t0
         cuda_copies: list[bool] = []
         staged = self._stage(state, "", cuda_copies)
@@ -473,47 +530,17 @@ class AsyncCheckpointer:
         if cuda_copies:
             event = torch.cuda.Event()
             event.record()
-        self.pending_step = step
-        self._thread = threading.Thread(
-            target=self._write, args=(staged, step, reason, event), name="ckpt-writer"
-        )
-        self._thread.start()
+        self._start(step, lambda: self._write(staged, step, reason, event))
         return time.perf_counter() - t0
 
-    def _write(self, staged: dict[str, Any], step: int, reason: str, event: Any) -> None:
-        try:
-            if event is not None:
-                event.synchronize()  # the device-to-host copies have landed
-            self._result = self.manager.save(staged, step, reason)
-            log.info(
-                "checkpoint step %d written in background: %.1f MB in %.2fs",
-                step,
-                self._result.bytes / 1e6,
-                self._result.seconds,
-            )
-        except BaseException as e:  # raised by wait()
-            self._error = e
-
-    def busy(self) -> bool:
-        """True while a background write is in flight."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def failed(self) -> bool:
-        """True once a background write has ended in an error (no waiting)."""
-        return self._error is not None and not (self._thread and self._thread.is_alive())
-
-    def wait(self) -> SaveResult | None:
-        """Wait for the write in flight and return its result; raise
-        :class:`CheckpointWriteError` if it failed."""
-        if self._thread is None:
-            return None
-        self._thread.join()
-        self._thread = None
-        step, self.pending_step = self.pending_step, None
-        result, self._result = self._result, None
-        if self._error is not None:
-            err, self._error = self._error, None
-            raise CheckpointWriteError(
-                f"background checkpoint of step {step} failed: {type(err).__name__}: {err}"
-            ) from err
+    def _write(self, staged: dict[str, Any], step: int, reason: str, event: Any) -> SaveResult:
+        if event is not None:
+            event.synchronize()  # the device-to-host copies have landed
+        result = self.manager.save(staged, step, reason)
+        log.info(
+            "checkpoint step %d written in background: %.1f MB in %.2fs",
+            step,
+            result.bytes / 1e6,
+            result.seconds,
+        )
         return result

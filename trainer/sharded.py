@@ -34,7 +34,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from trainer.checkpoint import CheckpointManager, CheckpointWriteError, SaveResult, step_dir
+from trainer.checkpoint import BackgroundWrite, CheckpointManager, SaveResult, step_dir
 from trainer.distributed import DistContext
 from trainer.storage import FileInfo
 
@@ -126,24 +126,22 @@ def make_stager(device: torch.device) -> Any:
     return DefaultStager(StagingOptions(cuda, False, False, cuda))
 
 
-class ShardedCheckpointer:
+class ShardedCheckpointer(BackgroundWrite):
     """Writes and reads the sharded checkpoints of one run; every rank has one.
 
     ``save`` writes synchronously; ``submit`` stages and writes in the background (see the
     module docstring). A failed background write is raised by :meth:`wait` and reported by
-    :meth:`failed`, as :class:`~trainer.checkpoint.AsyncCheckpointer` does for the file format.
+    :meth:`failed`, by the same :class:`~trainer.checkpoint.BackgroundWrite` as
+    :class:`~trainer.checkpoint.AsyncCheckpointer` for the file format.
     """
 
     def __init__(self, manager: CheckpointManager, ctx: DistContext) -> None:
+        super().__init__()
         self.manager, self.ctx = manager, ctx
         self.group = ctx.checkpoint_group
         # process-wide: DCP may plan in a background thread
         warnings.filterwarnings("ignore", message=REWRITE_WARNING, category=UserWarning)
         self.stager: Any = None
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
-        self._result: SaveResult | None = None
-        self.pending_step: int | None = None
 
     # ------------------------------------------------------------------ writing
     def _writer(self, step: int) -> tuple[Any, HashingFileSystem]:
@@ -177,15 +175,7 @@ class ShardedCheckpointer:
         import torch.distributed.checkpoint as dcp
 
         t0 = time.perf_counter()
-        if self._thread is not None:
-            self._thread.join()
-        waited = time.perf_counter() - t0
-        if waited > 0.05:
-            log.info("waited %.2fs for the previous checkpoint write to finish", waited)
-        if self._error is not None:
-            log.error(
-                "not checkpointing step %d: the write of step %s failed", step, self.pending_step
-            )
+        if not self._previous_written(step):
             return time.perf_counter() - t0
         if self.stager is None:
             self.stager = make_stager(self.ctx.device)
@@ -195,13 +185,7 @@ class ShardedCheckpointer:
         )
         if not isinstance(future, Future):  # an AsyncSaveResponse (staging in a thread)
             future = future.upload_completion
-        self.pending_step = step
-        self._thread = threading.Thread(
-            target=self._finish,
-            args=(future, hashing, trainer_state, step, reason),
-            name="ckpt-writer",
-        )
-        self._thread.start()
+        self._start(step, lambda: self._finish(future, hashing, trainer_state, step, reason))
         return time.perf_counter() - t0
 
     def _finish(
@@ -211,22 +195,20 @@ class ShardedCheckpointer:
         trainer_state: dict[str, Any] | None,
         step: int,
         reason: str,
-    ) -> None:
+    ) -> SaveResult | None:
         t0 = time.perf_counter()
-        try:
-            if self.ctx.is_main:
-                self.manager.begin_sharded(step)
-            future.result()  # DCP reports a failure on any rank to every rank
-            self._result = self._commit(hashing, trainer_state, step, reason)
-            if self._result is not None:
-                log.info(
-                    "sharded checkpoint step %d written in background: %.1f MB in %.2fs",
-                    step,
-                    self._result.bytes / 1e6,
-                    time.perf_counter() - t0,
-                )
-        except BaseException as e:  # raised by wait()
-            self._error = e
+        if self.ctx.is_main:
+            self.manager.begin_sharded(step)
+        future.result()  # DCP reports a failure on any rank to every rank
+        result = self._commit(hashing, trainer_state, step, reason)
+        if result is not None:
+            log.info(
+                "sharded checkpoint step %d written in background: %.1f MB in %.2fs",
+                step,
+                result.bytes / 1e6,
+                time.perf_counter() - t0,
+            )
+        return result
 
     def _commit(
         self,
@@ -249,29 +231,6 @@ class ShardedCheckpointer:
             files.update(part)
         assert trainer_state is not None
         return self.manager.commit_sharded(trainer_state, step, reason, files)
-
-    def busy(self) -> bool:
-        """True while a background write is in flight."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def failed(self) -> bool:
-        """True once a background write has ended in an error (no waiting)."""
-        return self._error is not None and not (self._thread and self._thread.is_alive())
-
-    def wait(self) -> SaveResult | None:
-        """Wait for the write in flight; raise :class:`CheckpointWriteError` if it failed."""
-        if self._thread is None:
-            return None
-        self._thread.join()
-        self._thread = None
-        step, self.pending_step = self.pending_step, None
-        result, self._result = self._result, None
-        if self._error is not None:
-            err, self._error = self._error, None
-            raise CheckpointWriteError(
-                f"background checkpoint of step {step} failed: {type(err).__name__}: {err}"
-            ) from err
-        return result
 
     def close(self) -> None:
         """Free the staging buffers (after the last write)."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from components.settings import eks_versions
 from components.settings.clouds.aws import s3_bucket_name_problem
 
-from .model import Problem, RuleContext, get, provider_rule
+from .model import Problem, RuleContext, get, one_of, provider_rule
 
 if TYPE_CHECKING:
     from ..engine import RecordedResource
@@ -272,9 +272,8 @@ def eks_access_policy_association_scope(resource: RecordedResource, ctx: RuleCon
     """The scope is a cluster or named namespaces, and the policy an EKS access policy."""
     scope = get(resource.inputs, "accessScope.type")
     namespaces = get(resource.inputs, "accessScope.namespaces") or []
-    if scope not in ("cluster", "namespace"):
-        yield "accessScope.type", f"{scope!r}: allowed cluster, namespace"
-    elif scope == "namespace" and not namespaces:
+    yield from one_of("accessScope.type", scope, ("cluster", "namespace"))
+    if scope == "namespace" and not namespaces:
         yield "accessScope.namespaces", "a namespace scope needs at least one namespace"
     elif scope == "cluster" and namespaces:
         yield "accessScope.namespaces", "a cluster scope takes no namespaces"
@@ -352,8 +351,12 @@ def eks_node_group_scaling_and_taints(resource: RecordedResource, ctx: RuleConte
             yield "taints", f"key {taint.get('key')!r} must be 1 to 63 characters"
         if len(str(taint.get("value") or "")) > 63:
             yield "taints", f"value {taint.get('value')!r} is longer than 63 characters"
-        if taint.get("effect") not in ("NO_SCHEDULE", "NO_EXECUTE", "PREFER_NO_SCHEDULE"):
-            yield "taints", f"effect {taint.get('effect')!r}: EKS spells it NO_SCHEDULE etc."
+        yield from one_of(
+            "taints",
+            taint.get("effect"),
+            ("NO_SCHEDULE", "NO_EXECUTE", "PREFER_NO_SCHEDULE"),
+            what="a taint effect as EKS spells it",
+        )
 
 
 @provider_rule(
@@ -412,8 +415,8 @@ def eks_addon_values(resource: RecordedResource, ctx: RuleContext) -> Problems:
     if role is not None and not str(role).startswith("arn:"):
         yield "serviceAccountRoleArn", f"{role!r} is not an ARN (the role's arn output)"
     conflicts = resource.inputs.get("resolveConflictsOnCreate")
-    if conflicts is not None and conflicts not in ("NONE", "OVERWRITE"):
-        yield "resolveConflictsOnCreate", f"{conflicts!r}: allowed NONE, OVERWRITE"
+    if conflicts is not None:
+        yield from one_of("resolveConflictsOnCreate", conflicts, ("NONE", "OVERWRITE"))
     values = resource.inputs.get("configurationValues")
     if values is not None:
         try:
@@ -464,25 +467,19 @@ def ec2_launch_template_values(resource: RecordedResource, ctx: RuleContext) -> 
                     f"{ebs[key]!r}: the provider takes 'true' or 'false'",
                 )
         volume_type = ebs.get("volumeType")
-        if volume_type and volume_type not in (
-            "standard",
-            "io1",
-            "io2",
-            "gp2",
-            "sc1",
-            "st1",
-            "gp3",
-        ):
-            yield (
+        if volume_type:
+            yield from one_of(
                 f"blockDeviceMappings.{i}.ebs.volumeType",
-                f"{volume_type!r} is not an EBS volume type",
+                volume_type,
+                ("standard", "io1", "io2", "gp2", "sc1", "st1", "gp3"),
+                what="an EBS volume type",
             )
         throughput = ebs.get("throughput")
         if throughput is not None and not 125 <= int(throughput) <= 1000:
             yield f"blockDeviceMappings.{i}.ebs.throughput", "must be 125 to 1000 MiB/s"
     tokens = get(resource.inputs, "metadataOptions.httpTokens")
-    if tokens is not None and tokens not in ("optional", "required"):
-        yield "metadataOptions.httpTokens", f"{tokens!r}: allowed optional, required"
+    if tokens is not None:
+        yield from one_of("metadataOptions.httpTokens", tokens, ("optional", "required"))
     hops = get(resource.inputs, "metadataOptions.httpPutResponseHopLimit")
     if hops is not None and not 1 <= int(hops) <= 64:
         yield "metadataOptions.httpPutResponseHopLimit", "must be 1 to 64"
@@ -885,9 +882,12 @@ def s3_bucket_setting_single_owner(resource: RecordedResource, ctx: RuleContext)
 )
 def s3_ownership_controls_value(resource: RecordedResource, ctx: RuleContext) -> Problems:
     """Object ownership is one of S3's three settings."""
-    value = get(resource.inputs, "rule.objectOwnership")
-    if value not in ("BucketOwnerPreferred", "ObjectWriter", "BucketOwnerEnforced"):
-        yield "rule.objectOwnership", f"{value!r} is not an S3 object ownership setting"
+    yield from one_of(
+        "rule.objectOwnership",
+        get(resource.inputs, "rule.objectOwnership"),
+        ("BucketOwnerPreferred", "ObjectWriter", "BucketOwnerEnforced"),
+        what="an S3 object ownership setting",
+    )
 
 
 @provider_rule(
@@ -910,9 +910,11 @@ def s3_public_access_block_complete(resource: RecordedResource, ctx: RuleContext
 )
 def s3_versioning_status(resource: RecordedResource, ctx: RuleContext) -> Problems:
     """Versioning status is Enabled, Suspended or Disabled."""
-    status = get(resource.inputs, "versioningConfiguration.status")
-    if status not in ("Enabled", "Suspended", "Disabled"):
-        yield "versioningConfiguration.status", f"{status!r}: Enabled, Suspended or Disabled"
+    yield from one_of(
+        "versioningConfiguration.status",
+        get(resource.inputs, "versioningConfiguration.status"),
+        ("Enabled", "Suspended", "Disabled"),
+    )
 
 
 @provider_rule(
@@ -928,8 +930,12 @@ def s3_encryption_values(resource: RecordedResource, ctx: RuleContext) -> Proble
         default = rule.get("applyServerSideEncryptionByDefault") or {}
         algorithm = default.get("sseAlgorithm")
         kms = algorithm in ("aws:kms", "aws:kms:dsse")
-        if algorithm not in ("AES256", "aws:kms", "aws:kms:dsse"):
-            yield f"rules.{i}.applyServerSideEncryptionByDefault.sseAlgorithm", f"{algorithm!r}"
+        yield from one_of(
+            f"rules.{i}.applyServerSideEncryptionByDefault.sseAlgorithm",
+            algorithm,
+            ("AES256", "aws:kms", "aws:kms:dsse"),
+            what="an S3 encryption algorithm",
+        )
         if rule.get("bucketKeyEnabled") and not kms:
             yield (
                 f"rules.{i}.bucketKeyEnabled",
@@ -956,8 +962,7 @@ def s3_lifecycle_rules(resource: RecordedResource, ctx: RuleContext) -> Problems
     for i, rule in enumerate(resource.inputs.get("rules") or []):
         if not 1 <= len(str(rule.get("id") or "")) <= 255:
             yield f"rules.{i}.id", "1 to 255 characters"
-        if rule.get("status") not in ("Enabled", "Disabled"):
-            yield f"rules.{i}.status", f"{rule.get('status')!r}: Enabled or Disabled"
+        yield from one_of(f"rules.{i}.status", rule.get("status"), ("Enabled", "Disabled"))
         for path in ("abortIncompleteMultipartUpload.daysAfterInitiation",
                      "noncurrentVersionExpiration.noncurrentDays", "expiration.days"):  # fmt: skip
             days = get(rule, path)

@@ -183,3 +183,13 @@ def dropped_falsy(inputs: Mapping[str, Any], path: str) -> bool:
     reading it with `d.GetOk` never sends: the API default applies instead."""
     value = get(inputs, path)
     return value is not None and not value and value != [] and value != {}
+
+
+def one_of(field: str, value: Any, allowed: Sequence[str], *, what: str = "") -> Iterator[Problem]:
+    """The refusal of `value` at `field` when it is not one of the provider's `allowed` values
+    (an enum its schema validates, `validation.StringInSlice` and the like): it names the
+    value, `what` it should be, and what is allowed. A rule whose field may stay unset checks
+    only a value that is set."""
+    if value not in allowed:
+        is_not = f" is not {what}" if what else ""
+        yield field, f"{value!r}{is_not}: allowed {', '.join(allowed)}"

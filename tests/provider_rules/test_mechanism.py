@@ -111,3 +111,15 @@ def test_every_rule_cites_a_source_says_what_it_checks_and_has_a_test() -> None:
 def test_shipped_stacks_pass_the_provider_rules(dev_plan, prod_plan) -> None:  # type: ignore[no-untyped-def]
     """Built with the rules on: building at all means no refusal."""
     assert dev_plan.resources and prod_plan.resources
+
+
+def test_one_of_names_the_field_the_value_and_what_is_allowed() -> None:
+    from gpuinfra.provider_rules.model import one_of
+
+    assert list(one_of("status", "On", ("Enabled", "Disabled"))) == [
+        ("status", "'On': allowed Enabled, Disabled")
+    ]
+    assert list(one_of("type", None, ("gp3",), what="an EBS volume type")) == [
+        ("type", "None is not an EBS volume type: allowed gp3")
+    ]
+    assert list(one_of("status", "Enabled", ("Enabled", "Disabled"))) == []

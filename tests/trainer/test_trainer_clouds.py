@@ -17,11 +17,13 @@ import io
 import re
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import torch
-from object_stores import BUCKET, FakeSts, RecordingMoto, body_json, query_of
+from object_stores import BUCKET, FakeSts, RecordingMoto, Seen, body_json, query_of
 from trainer_testlib import (
     REPO,
     assert_same,
@@ -96,113 +98,88 @@ def _signed_with(moto: RecordingMoto, access_keys: set[str], tokens: set[str]) -
         assert "decoy" not in r.authorization
 
 
-@FORMATS
-def test_s3_with_eks_irsa_web_identity(
-    tmp_path: Path,
-    moto_s3: RecordingMoto,
-    clean_cloud_env: None,
-    monkeypatch: pytest.MonkeyPatch,
-    sharded: bool,
-) -> None:
-    token = "eyJhbGciOi.irsa-token.sig"
-    for name, value in {
-        "CHECKPOINT_URI": f"s3://{BUCKET}/{JOB}",
-        "STORAGE_ENDPOINT_URL": moto_s3.ip_url,
+def _virtual_hosted_and_signed_by(moto: RecordingMoto, sts: FakeSts) -> list[Seen]:
+    """The storage requests, each to `<bucket>.localhost` and signed with keys of `sts`."""
+    reqs = moto.storage_requests()
+    assert all(r.host == f"{BUCKET}.localhost:{moto.port}" for r in reqs)  # virtual-hosted
+    _signed_with(moto, {k["id"] for k in sts.issued}, {k["token"] for k in sts.issued})
+    return reqs
+
+
+def _eks_irsa_env(tmp_path: Path, moto: RecordingMoto, sts: FakeSts, token: str) -> dict[str, str]:
+    return {
+        "STORAGE_ENDPOINT_URL": moto.ip_url,
         "STORAGE_REGION": "us-east-1",
         # what the EKS pod identity webhook injects
         "AWS_ROLE_ARN": "arn:aws:iam::123456789012:role/trainer",
         "AWS_WEB_IDENTITY_TOKEN_FILE": _token_file(tmp_path, "irsa-token", token),
         "AWS_STS_REGIONAL_ENDPOINTS": "regional",
         # the STS endpoint, in botocore's own setting (here: moto's STS)
-        "AWS_ENDPOINT_URL_STS": moto_s3.ip_url,
-    }.items():
-        monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3, sharded)
+        "AWS_ENDPOINT_URL_STS": moto.ip_url,
+    }
 
-    exchanges = [r for r in moto_s3.requests if "AssumeRoleWithWebIdentity" in r.path]
-    assert exchanges and moto_s3.sts_credentials
-    issued = {c["AccessKeyId"] for c in moto_s3.sts_credentials}
-    tokens = {c["SessionToken"] for c in moto_s3.sts_credentials}
+
+def _eks_irsa_signed(moto: RecordingMoto, sts: FakeSts, token: str) -> None:
+    exchanges = [r for r in moto.requests if "AssumeRoleWithWebIdentity" in r.path]
+    assert exchanges and moto.sts_credentials
+    issued = {c["AccessKeyId"] for c in moto.sts_credentials}
+    tokens = {c["SessionToken"] for c in moto.sts_credentials}
     assert all(k.startswith("ASIA") for k in issued), issued  # temporary keys
-    _signed_with(moto_s3, issued, tokens)
+    _signed_with(moto, issued, tokens)
 
 
-@FORMATS
-def test_oss_with_ack_rrsa(
-    tmp_path: Path,
-    moto_s3: RecordingMoto,
-    fake_sts: FakeSts,
-    clean_cloud_env: None,
-    resolve_localhost_subdomains: None,
-    monkeypatch: pytest.MonkeyPatch,
-    sharded: bool,
-) -> None:
-    token = "eyJhbGciOi.rrsa-token.sig"
-    for name, value in {
-        "CHECKPOINT_URI": f"oss://{BUCKET}/{JOB}",
-        "STORAGE_ENDPOINT_URL": moto_s3.host_url,
+def _ack_rrsa_env(tmp_path: Path, moto: RecordingMoto, sts: FakeSts, token: str) -> dict[str, str]:
+    return {
+        "STORAGE_ENDPOINT_URL": moto.host_url,
         "STORAGE_REGION": "cn-hangzhou",
         # what ack-pod-identity-webhook injects for RRSA
         "ALIBABA_CLOUD_ROLE_ARN": "acs:ram::1234567890123456:role/trainer",
         "ALIBABA_CLOUD_OIDC_PROVIDER_ARN": "acs:ram::1234567890123456:oidc-provider/ack-rrsa-c1",
         "ALIBABA_CLOUD_OIDC_TOKEN_FILE": _token_file(tmp_path, "rrsa-token", token),
-        "STORAGE_STS_ENDPOINT_URL": fake_sts.url,
+        "STORAGE_STS_ENDPOINT_URL": sts.url,
         "AWS_ACCESS_KEY_ID": "decoy",  # must never reach an OSS request
         "AWS_SECRET_ACCESS_KEY": "decoy",
-    }.items():
-        monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3, sharded)
+    }
 
-    calls = fake_sts.calls("AssumeRoleWithOIDC")
-    assert calls, fake_sts.server.seen
+
+def _ack_rrsa_signed(moto: RecordingMoto, sts: FakeSts, token: str) -> None:
+    calls = sts.calls("AssumeRoleWithOIDC")
+    assert calls, sts.server.seen
     q = query_of(calls[0][1])
     assert q["OIDCToken"] == token
     assert q["RoleArn"] == "acs:ram::1234567890123456:role/trainer"
     assert q["OIDCProviderArn"].endswith("oidc-provider/ack-rrsa-c1")
-    reqs = moto_s3.storage_requests()
-    assert all(r.host == f"{BUCKET}.localhost:{moto_s3.port}" for r in reqs)  # virtual-hosted
+    reqs = _virtual_hosted_and_signed_by(moto, sts)
     assert all(r.authorization.startswith("AWS STS.rrsa") for r in reqs)  # OSS: signature V2
-    _signed_with(moto_s3, {k["id"] for k in fake_sts.issued}, {k["token"] for k in fake_sts.issued})
 
 
-@FORMATS
-def test_cosn_with_tke_pod_identity(
-    tmp_path: Path,
-    moto_s3: RecordingMoto,
-    fake_sts: FakeSts,
-    clean_cloud_env: None,
-    resolve_localhost_subdomains: None,
-    monkeypatch: pytest.MonkeyPatch,
-    sharded: bool,
-) -> None:
-    token = "eyJhbGciOi.tke-token.sig"
-    for name, value in {
-        "CHECKPOINT_URI": f"cosn://{BUCKET}/{JOB}",
-        "STORAGE_ENDPOINT_URL": moto_s3.host_url,
+def _tke_pod_identity_env(
+    tmp_path: Path, moto: RecordingMoto, sts: FakeSts, token: str
+) -> dict[str, str]:
+    return {
+        "STORAGE_ENDPOINT_URL": moto.host_url,
         "STORAGE_REGION": "ap-guangzhou",
         # what TKE's pod identity webhook injects
         "TKE_ROLE_ARN": "qcs::cam::uin/100000000001:roleName/trainer",
         "TKE_WEB_IDENTITY_TOKEN_FILE": _token_file(tmp_path, "tke-token", token),
         "TKE_PROVIDER_ID": "cls-abc123",
         "TKE_REGION": "ap-guangzhou",
-        "STORAGE_STS_ENDPOINT_URL": fake_sts.url,
+        "STORAGE_STS_ENDPOINT_URL": sts.url,
         "AWS_ACCESS_KEY_ID": "decoy",
         "AWS_SECRET_ACCESS_KEY": "decoy",
-    }.items():
-        monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3, sharded)
+    }
 
-    calls = fake_sts.calls("AssumeRoleWithWebIdentity")
-    assert calls, fake_sts.server.seen
+
+def _tke_pod_identity_signed(moto: RecordingMoto, sts: FakeSts, token: str) -> None:
+    calls = sts.calls("AssumeRoleWithWebIdentity")
+    assert calls, sts.server.seen
     _, _, headers, body = calls[0]
     assert headers["x-tc-region"] == "ap-guangzhou"
     sent = body_json(body)
     assert sent["WebIdentityToken"] == token and sent["ProviderId"] == "cls-abc123"
     assert sent["RoleArn"] == "qcs::cam::uin/100000000001:roleName/trainer"
-    reqs = moto_s3.storage_requests()
-    assert all(r.host == f"{BUCKET}.localhost:{moto_s3.port}" for r in reqs)
+    reqs = _virtual_hosted_and_signed_by(moto, sts)
     assert all("/ap-guangzhou/s3/aws4_request" in r.authorization for r in reqs)  # SigV4
-    _signed_with(moto_s3, {k["id"] for k in fake_sts.issued}, {k["token"] for k in fake_sts.issued})
 
 
 def _vke_irsa_env(tmp_path: Path, token: str) -> dict[str, str]:
@@ -214,32 +191,23 @@ def _vke_irsa_env(tmp_path: Path, token: str) -> dict[str, str]:
     }
 
 
-@FORMATS
-def test_tos_with_vke_irsa(
-    tmp_path: Path,
-    moto_s3: RecordingMoto,
-    fake_sts: FakeSts,
-    clean_cloud_env: None,
-    resolve_localhost_subdomains: None,
-    monkeypatch: pytest.MonkeyPatch,
-    sharded: bool,
-) -> None:
-    token = "eyJhbGciOi.vke-token.sig"
-    for name, value in {
-        "CHECKPOINT_URI": f"tos://{BUCKET}/{JOB}",
-        "STORAGE_ENDPOINT_URL": moto_s3.host_url,
+def _vke_irsa_job_env(
+    tmp_path: Path, moto: RecordingMoto, sts: FakeSts, token: str
+) -> dict[str, str]:
+    return {
+        "STORAGE_ENDPOINT_URL": moto.host_url,
         "STORAGE_REGION": "cn-beijing",
         **_vke_irsa_env(tmp_path, token),
         # the library's own STS setting (a URL with its scheme is taken as it is)
-        "VOLCENGINE_OIDC_STS_ENDPOINT": fake_sts.url,
+        "VOLCENGINE_OIDC_STS_ENDPOINT": sts.url,
         "AWS_ACCESS_KEY_ID": "decoy",  # must never reach a TOS request
         "AWS_SECRET_ACCESS_KEY": "decoy",
-    }.items():
-        monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3, sharded)
+    }
 
-    calls = fake_sts.calls("AssumeRoleWithOIDC")
-    assert calls, fake_sts.server.seen
+
+def _vke_irsa_signed(moto: RecordingMoto, sts: FakeSts, token: str) -> None:
+    calls = sts.calls("AssumeRoleWithOIDC")
+    assert calls, sts.server.seen
     for method, path, headers, body in calls:
         assert method == "POST" and query_of(path) == {
             "Action": "AssumeRoleWithOIDC",
@@ -251,15 +219,57 @@ def test_tos_with_vke_irsa(
         assert form["OIDCToken"] == token
         assert form["RoleTrn"] == "trn:iam::2100000000:role/trainer"
         assert form["RoleSessionName"] == "gpuinfra-trainer"
-    reqs = moto_s3.storage_requests()
-    assert all(r.host == f"{BUCKET}.localhost:{moto_s3.port}" for r in reqs)  # virtual-hosted
+    reqs = _virtual_hosted_and_signed_by(moto, sts)
     assert all(r.authorization.startswith("AWS4-HMAC-SHA256 ") for r in reqs)  # TOS: SigV4 only
     assert all("/cn-beijing/s3/aws4_request" in r.authorization for r in reqs)
     assert not [r for r in reqs if r.checksum_headers], "TOS gets no flexible checksums"
     # DeleteObjects (pruning old checkpoints) with the Content-MD5 of its body
     deletes = [r for r in reqs if r.method == "POST" and r.path.endswith("?delete")]
     assert deletes and all(r.content_md5 == r.body_md5 for r in deletes), deletes
-    _signed_with(moto_s3, {k["id"] for k in fake_sts.issued}, {k["token"] for k in fake_sts.issued})
+
+
+@dataclass(frozen=True)
+class PodIdentity:
+    """One cloud's object store as a training Job reaches it: the env its platform injects
+    (the CHECKPOINT_URI aside) and what the storage server and STS must have seen."""
+
+    scheme: str
+    token: str
+    env: Callable[[Path, RecordingMoto, FakeSts, str], dict[str, str]]
+    signed: Callable[[RecordingMoto, FakeSts, str], None]
+
+
+CLOUDS = [
+    # EKS IRSA: botocore's chain against moto's own STS
+    PodIdentity("s3", "eyJhbGciOi.irsa-token.sig", _eks_irsa_env, _eks_irsa_signed),
+    PodIdentity("oss", "eyJhbGciOi.rrsa-token.sig", _ack_rrsa_env, _ack_rrsa_signed),
+    PodIdentity(
+        "cosn", "eyJhbGciOi.tke-token.sig", _tke_pod_identity_env, _tke_pod_identity_signed
+    ),
+    PodIdentity("tos", "eyJhbGciOi.vke-token.sig", _vke_irsa_job_env, _vke_irsa_signed),
+]
+
+
+@FORMATS
+@pytest.mark.parametrize("cloud", CLOUDS, ids=[c.scheme for c in CLOUDS])
+@pytest.mark.usefixtures("resolve_localhost_subdomains")
+def test_checkpoints_with_the_clouds_pod_identity(
+    tmp_path: Path,
+    moto_s3: RecordingMoto,
+    fake_sts: FakeSts,
+    clean_cloud_env: None,
+    monkeypatch: pytest.MonkeyPatch,
+    cloud: PodIdentity,
+    sharded: bool,
+) -> None:
+    """Preempted and resumed on the cloud's object store, every request signed with the
+    temporary keys of the cloud's identity exchange. (The fake STS and the `<bucket>.localhost`
+    resolution are there for every cloud; s3:// uses neither: moto's STS, the IP URL.)"""
+    env = {"CHECKPOINT_URI": f"{cloud.scheme}://{BUCKET}/{JOB}"}
+    for name, value in {**env, **cloud.env(tmp_path, moto_s3, fake_sts, cloud.token)}.items():
+        monkeypatch.setenv(name, value)
+    _train_preempt_resume(tmp_path, moto_s3, sharded)
+    cloud.signed(moto_s3, fake_sts, cloud.token)
 
 
 @pytest.mark.parametrize("scheme", ["oss", "tos"])
