@@ -13,6 +13,14 @@ from components.settings.gpu_layer import GpuLayerSettings
 from .cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
+from .kueue import (
+    LOCAL_QUEUE,
+    KueueInstall,
+    KueueInstallArgs,
+    TrainingQueue,
+    TrainingQueueArgs,
+    queue_pools,
+)
 from .labels import app_labels
 from .namespaces import GpuNamespaces, GpuNamespacesArgs
 from .spot_reclaim_drainer import SpotReclaimDrainer, SpotReclaimDrainerArgs
@@ -169,6 +177,35 @@ class GpuLayer(pulumi.ComponentResource):
             opts=after_namespaces,
         )
 
+        # --- queueing (issue 19): Jobs wait in Kueue until all their GPUs are free ---
+        queue = settings.queueing
+        job_after: list[pulumi.Resource] = [namespaces, service_account, priority]
+        if queue.mode != "off":
+            kueue_ready: list[pulumi.Resource] = []
+            if queue.mode == "install":
+                kueue_ready = KueueInstall(
+                    name,
+                    KueueInstallArgs(
+                        queue=queue,
+                        unmanaged_namespaces=(SYSTEM_NAMESPACE, MONITORING_NAMESPACE),
+                        gpu_node_labels=handle.gpu_node_labels,
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
+                ).ready
+            training_queue = TrainingQueue(
+                name,
+                TrainingQueueArgs(
+                    pools=queue_pools(handle),
+                    queue=queue,
+                    namespace=handle.training_namespace,
+                    jobs=settings.training_jobs,
+                    provisioning=handle.autoscaler is not None,
+                    after=[*kueue_ready, namespaces],
+                ),
+                opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
+            )
+            job_after.append(training_queue.local_queue)
+
         for job in settings.training_jobs:
             TrainingJob(
                 f"{name}-{job.name}",
@@ -180,11 +217,10 @@ class GpuLayer(pulumi.ComponentResource):
                     bucket=handle.bucket,
                     gpu_node_labels=handle.gpu_node_labels,
                     gpu_taint=handle.gpu_taint,
+                    queue_name=LOCAL_QUEUE if queue.mode != "off" else None,
                 ),
                 opts=pulumi.ResourceOptions(
-                    parent=self,
-                    providers=[self.provider],
-                    depends_on=[namespaces, service_account, priority],
+                    parent=self, providers=[self.provider], depends_on=job_after
                 ),
             )
         self.register_outputs({})

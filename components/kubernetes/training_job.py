@@ -32,6 +32,7 @@ import pulumi_kubernetes as k8s
 from components.cluster_handle import BucketRef, Taint
 from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, TrainingJobSettings
 
+from .kueue import QUEUE_LABEL
 from .labels import RESTRICTED_CONTAINER, api_fields, app_labels, checkov_skips, toleration
 
 CONTAINER = "trainer"
@@ -54,6 +55,8 @@ class TrainingJobArgs:
     """The Job checkpoints under `<scheme>://<bucket>/<job name>`."""
     gpu_node_labels: Mapping[str, str]
     gpu_taint: Taint
+    queue_name: str | None = None
+    """Kueue LocalQueue the Job waits in (created suspended); None: it starts at once."""
 
 
 def headless_service_name(job_name: str) -> str:
@@ -253,13 +256,19 @@ class TrainingJob(pulumi.ComponentResource):
             spec["backoffLimit"] = job.backoff_limit
         if job.active_deadline_seconds is not None:
             spec["activeDeadlineSeconds"] = job.active_deadline_seconds
+        job_labels = dict(labels)
+        if args.queue_name is not None:
+            # Created suspended, as Kueue's webhook would make it anyway: Kueue unsuspends it
+            # once the queue admits the GPUs of every pod (all-or-nothing).
+            job_labels[QUEUE_LABEL] = args.queue_name
+            spec["suspend"] = True
 
         k8s.batch.v1.Job(
             f"{name}-job",
             metadata={
                 "name": job.name,
                 "namespace": args.namespace,
-                "labels": labels,
+                "labels": job_labels,
                 "annotations": {**annotations, **SKIP_AWAIT},
             },
             spec=api_fields(spec),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from .queueing import QueueSettings, parse_queueing
 from .reader import ConfigReader
 
 DevicePluginMode = Literal["auto", "always", "never"]
@@ -109,6 +111,8 @@ class GpuLayerSettings:
     """inline: this stack deploys the layer; separate: a `clusterStack` stack does."""
     prometheus_release: str = "kube-prometheus-stack"
     """`release` label of the ServiceMonitor ("" for none)."""
+    queueing: QueueSettings = dataclasses.field(default_factory=QueueSettings)
+    """Kueue (issue 19); its GPU quota is resolved against maxGpus in validate.py."""
 
 
 def parse_mode(r: ConfigReader, *, cloud: str, api_endpoint_public: bool) -> GpuLayerMode:
@@ -201,6 +205,7 @@ def parse_gpu_layer(
         training_jobs=jobs,
         mode=mode,
         prometheus_release=release,
+        queueing=parse_queueing(r),
     )
 
 

@@ -331,6 +331,35 @@ KEYS: tuple[ConfigKey, ...] = (
         "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
         "shmSizeGi, cpu, memory. See the README's Training Jobs section.",
     ),
+    # --- queueing (issue 19) ---
+    _k(
+        "kueue",
+        "string",
+        "install",
+        "training",
+        "Kueue, the queue training Jobs wait in until their GPUs are free. install: gpuinfra "
+        "installs Kueue v0.19.2 (release manifests, pinned); existing: the cluster runs Kueue "
+        "v0.15 or newer (v1beta2 API) already, gpuinfra adds only its flavors and queues; "
+        "off: no queue, Jobs start at once.",
+    ),
+    _k(
+        "kueueGpuQuota",
+        "integer",
+        0,
+        "training",
+        "GPUs the training queue admits at once (its ClusterQueue's nominal quota per GPU "
+        "pool); Jobs beyond it wait, holding nothing. 0: the stack's maxGpus. Required on "
+        "`cloud: kubernetes` stacks (they know no maxGpus).",
+    ),
+    _k(
+        "kueuePodsReadyTimeoutMinutes",
+        "integer",
+        20,
+        "training",
+        "Minutes every pod of an admitted Job has to start (nodes added, image pulled); past "
+        "it Kueue suspends the Job, frees its GPUs and requeues it (waitForPodsReady), 5 to "
+        "1440.",
+    ),
     # bring your own cluster (cloud: kubernetes)
     _k(
         "clusterStack",

@@ -41,6 +41,7 @@ from .model import (
     StorageSettings,
     SystemPoolSettings,
 )
+from .queueing import resolve_quota
 from .reader import ConfigReader
 from .schema import BY_NAME, NAMESPACE
 from .workstation import parse_workstation
@@ -174,6 +175,13 @@ def parse_settings(
         )
         # maxGpus caps the pool's maximum, where every cloud's autoscaler stops.
         gpu_pool = replace(gpu_pool, size=replace(size, max_nodes=autoscaling.max_gpu_nodes))
+    # --- queueing (issue 19): the queue's GPU quota defaults to maxGpus ---
+    gpu_layer = replace(
+        gpu_layer,
+        queueing=resolve_quota(
+            r, gpu_layer.queueing, autoscaling.max_gpus if autoscaling is not None else None
+        ),
+    )
     _check_cost_assumptions(r)
 
     if r.problems or (gpu_pool is None and existing is None):

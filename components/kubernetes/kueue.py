@@ -1,0 +1,295 @@
+"""Kueue: training Jobs wait in a queue until all of their GPUs are free, then start whole.
+
+Two components:
+- `KueueInstall`: the pinned release's objects (kueue_release.py) as Pulumi resources, CRDs
+  first; the controller runs on the system pool.
+- `TrainingQueue`: a ResourceFlavor per GPU pool (its node labels and taints), one
+  ClusterQueue with the GPU quota, a LocalQueue in the training namespace, and on clusters
+  whose autoscaler gpuinfra runs (EKS) a ProvisioningRequest admission check, so the
+  autoscaler adds a Job's nodes all at once or not at all.
+
+A Job joins the queue by its `kueue.x-k8s.io/queue-name` label and is created suspended;
+Kueue unsuspends it once the quota (and the admission check) admit every pod of it. Its
+priority is its pods' PriorityClass (Kueue v0.19.2 pkg/util/priority/priority.go:91), so the
+training PriorityClass orders the queue as it orders the scheduler.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.cluster_handle import ClusterHandle, Taint
+from components.settings.gpu_layer import TrainingJobSettings, quantity_bytes
+from components.settings.queueing import QueueSettings
+
+from .kueue_release import KUEUE_API, adapted_objects
+from .labels import app_labels
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+LOCAL_QUEUE = "training"
+CLUSTER_QUEUE = "gpuinfra-training"
+GPU_RESOURCE = "nvidia.com/gpu"
+PROVISIONING_CHECK = "gpuinfra-provisioning"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+"""kueue v0.19.2 apis/kueue/v1beta2 ProvisioningRequestControllerName."""
+ATOMIC_SCALE_UP = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
+"""kubernetes/autoscaler cluster-autoscaler-1.31.2 cluster-autoscaler/apis/
+provisioningrequest/autoscaling.x-k8s.io/v1/types.go:203: the autoscaler adds the nodes of
+every pod of the request in one scale-up, or none."""
+CPU_PER_GPU = 32.0
+MEMORY_PER_GPU_GI = 256.0
+"""CPU and memory the queue admits per GPU of its quota, unless a configured Job asks for more
+per GPU: Kueue admits only requests its ClusterQueue covers, so CPU and memory are covered
+too, generously; GPUs are what the queue rations."""
+
+
+@dataclass(frozen=True)
+class QueuePool:
+    """A GPU pool as Kueue sees it: a ResourceFlavor."""
+
+    name: str
+    node_labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    gpus_per_node: int | None
+
+
+def queue_pools(handle: ClusterHandle) -> list[QueuePool]:
+    """The handle's GPU pools. main's handle has one GPU pool (issue 20 makes it a list:
+    rewire here, e.g. one QueuePool per `handle.gpu_pools` entry, its name, node labels,
+    taints and GPUs per node)."""
+    return [
+        QueuePool(
+            name="gpu",
+            node_labels=dict(handle.gpu_node_labels),
+            taints=(handle.gpu_taint,),
+            gpus_per_node=handle.gpus_per_node,
+        )
+    ]
+
+
+def flavor_name(pool: QueuePool) -> str:
+    return f"gpuinfra-{pool.name}"
+
+
+def per_gpu(jobs: Sequence[TrainingJobSettings]) -> tuple[float, float]:
+    """(CPU, memory GiB) per GPU the ClusterQueue covers: the most any configured Job asks
+    per GPU, at least `CPU_PER_GPU` and `MEMORY_PER_GPU_GI`. Then every set of Jobs that fits
+    the GPU quota fits the CPU and memory quota as well."""
+    cpu, memory = CPU_PER_GPU, MEMORY_PER_GPU_GI
+    for job in jobs:
+        cpu = max(cpu, (quantity_bytes(job.cpu) or 0) / job.gpus_per_node)
+        memory = max(memory, (quantity_bytes(job.memory) or 0) / 2**30 / job.gpus_per_node)
+    return cpu, memory
+
+
+def cluster_queue_spec(
+    pools: Sequence[QueuePool],
+    queue: QueueSettings,
+    *,
+    namespace: str,
+    jobs: Sequence[TrainingJobSettings],
+    provisioning: bool,
+) -> dict[str, Any]:
+    """The ClusterQueue: one resource group, a flavor per pool, each with the GPU quota (Kueue
+    quotas are per flavor; the autoscaler's pool maximum caps each pool in the end)."""
+    cpu, memory = per_gpu(jobs)
+    quota = queue.gpu_quota
+    spec: dict[str, Any] = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+        # A Job that does not fit yet does not block smaller ones behind it.
+        "queueingStrategy": "BestEffortFIFO",
+        "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Never"},
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu", "memory", GPU_RESOURCE],
+                "flavors": [
+                    {
+                        "name": flavor_name(pool),
+                        "resources": [
+                            {"name": "cpu", "nominalQuota": str(math.ceil(cpu * quota))},
+                            {"name": "memory", "nominalQuota": f"{math.ceil(memory * quota)}Gi"},
+                            {"name": GPU_RESOURCE, "nominalQuota": str(quota)},
+                        ],
+                    }
+                    for pool in pools
+                ],
+            }
+        ],
+    }
+    if provisioning:
+        spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": PROVISIONING_CHECK}]}
+    return spec
+
+
+def flavor_spec(pool: QueuePool) -> dict[str, Any]:
+    return {
+        "nodeLabels": dict(pool.node_labels),
+        "nodeTaints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints],
+    }
+
+
+_TOP_LEVEL = {
+    "metadata": "metadata",
+    "spec": "spec",
+    "data": "data",
+    "rules": "rules",
+    "aggregationRule": "aggregation_rule",
+    "roleRef": "role_ref",
+    "subjects": "subjects",
+    "webhooks": "webhooks",
+}
+_MODULES = {
+    "v1": k8s.core.v1,
+    "apps/v1": k8s.apps.v1,
+    "rbac.authorization.k8s.io/v1": k8s.rbac.v1,
+    "apiextensions.k8s.io/v1": k8s.apiextensions.v1,
+    "admissionregistration.k8s.io/v1": k8s.admissionregistration.v1,
+    "apiregistration.k8s.io/v1": k8s.apiregistration.v1,
+}
+
+
+def _resource(
+    name: str, obj: Mapping[str, Any], opts: pulumi.ResourceOptions
+) -> pulumi.CustomResource:
+    """The SDK's typed resource for a manifest object (its type token and secret handling)."""
+    cls = getattr(_MODULES[obj["apiVersion"]], obj["kind"])
+    fields = {_TOP_LEVEL[k]: v for k, v in obj.items() if k not in ("apiVersion", "kind")}
+    resource: pulumi.CustomResource = cls(name, opts=opts, **fields)
+    return resource
+
+
+@dataclass(frozen=True)
+class KueueInstallArgs:
+    queue: QueueSettings
+    unmanaged_namespaces: Sequence[str]
+    """Namespaces whose pods Kueue's webhooks must leave alone (the GPU layer's own)."""
+    gpu_node_labels: Mapping[str, str]
+    """Labels every GPU node carries: the controller stays off such nodes."""
+
+
+class KueueInstall(pulumi.ComponentResource):
+    """Kueue's release objects. `ready`: what a custom resource or a queued Job must wait for
+    (the CRDs, and the controller whose webhooks admit them)."""
+
+    ready: list[pulumi.Resource]
+
+    def __init__(
+        self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:kubernetes:KueueInstall", name, None, opts)
+        objects = adapted_objects(
+            pods_ready_timeout_minutes=args.queue.pods_ready_timeout_minutes,
+            unmanaged_namespaces=args.unmanaged_namespaces,
+            gpu_node_labels=args.gpu_node_labels,
+        )
+        first: list[pulumi.Resource] = []
+        self.ready = []
+        for obj in objects:
+            kind, meta = obj["kind"], obj["metadata"]
+            resource_name = f"{name}-kueue-{kind.lower()}-{meta['name']}"
+            if kind in ("CustomResourceDefinition", "Namespace"):
+                resource = _resource(resource_name, obj, pulumi.ResourceOptions(parent=self))
+                first.append(resource)
+                self.ready.append(resource)
+                continue
+            resource = _resource(
+                resource_name, obj, pulumi.ResourceOptions(parent=self, depends_on=list(first))
+            )
+            if kind in (
+                "Deployment",
+                "MutatingWebhookConfiguration",
+                "ValidatingWebhookConfiguration",
+            ):
+                self.ready.append(resource)
+        self.register_outputs({})
+
+
+@dataclass(frozen=True)
+class TrainingQueueArgs:
+    pools: Sequence[QueuePool]
+    queue: QueueSettings
+    namespace: str
+    jobs: Sequence[TrainingJobSettings]
+    provisioning: bool
+    """Add the ProvisioningRequest admission check (a cluster autoscaler that serves them)."""
+    after: Sequence[pulumi.Resource]
+    """The Kueue install (CRDs, controller) and the training namespace."""
+
+
+class TrainingQueue(pulumi.ComponentResource):
+    local_queue: pulumi.Resource
+
+    def __init__(
+        self, name: str, args: TrainingQueueArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpuinfra:kubernetes:TrainingQueue", name, None, opts)
+        labels = app_labels(CLUSTER_QUEUE, "queue")
+
+        def custom(resource: str, kind: str, obj_name: str, spec: Any, **extra: Any) -> Any:
+            return k8s.apiextensions.CustomResource(
+                f"{name}-{resource}",
+                api_version=KUEUE_API,
+                kind=kind,
+                metadata={"name": obj_name, "labels": labels, **extra},
+                spec=spec,
+                # Each waits for the ones before it: the queue for its flavors and check.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.after, *made]),
+            )
+
+        made: list[pulumi.Resource] = []
+        for pool in args.pools:
+            made.append(
+                custom(
+                    f"flavor-{pool.name}", "ResourceFlavor", flavor_name(pool), flavor_spec(pool)
+                )
+            )
+        if args.provisioning:
+            config = custom(
+                "provisioning-config",
+                "ProvisioningRequestConfig",
+                PROVISIONING_CHECK,
+                {"provisioningClassName": ATOMIC_SCALE_UP, "managedResources": [GPU_RESOURCE]},
+            )
+            made.append(config)
+            made.append(
+                custom(
+                    "provisioning-check",
+                    "AdmissionCheck",
+                    PROVISIONING_CHECK,
+                    {
+                        "controllerName": PROVISIONING_CONTROLLER,
+                        "parameters": {
+                            "apiGroup": "kueue.x-k8s.io",
+                            "kind": "ProvisioningRequestConfig",
+                            "name": PROVISIONING_CHECK,
+                        },
+                    },
+                )
+            )
+        cluster_queue = custom(
+            "cluster-queue",
+            "ClusterQueue",
+            CLUSTER_QUEUE,
+            cluster_queue_spec(
+                args.pools,
+                args.queue,
+                namespace=args.namespace,
+                jobs=args.jobs,
+                provisioning=args.provisioning,
+            ),
+        )
+        made.append(cluster_queue)
+        self.local_queue = custom(
+            "local-queue",
+            "LocalQueue",
+            LOCAL_QUEUE,
+            {"clusterQueue": CLUSTER_QUEUE},
+            namespace=args.namespace,
+        )
+        self.register_outputs({})

@@ -1,0 +1,156 @@
+"""Kueue's release manifests (vendored data), adapted to the GPU layer: plain objects, no Pulumi.
+
+The objects are the release's own; gpuinfra changes only what this module says:
+- the controller's configuration (the `kueue-manager-config` ConfigMap): `waitForPodsReady`
+  with gpuinfra's timeout (all-or-nothing for multi-node Jobs, below) and the Job integration
+  only (`batch/job`);
+- the webhooks for pods, Deployments and StatefulSets also skip the GPU layer's own namespaces,
+  so its DaemonSets (device plugin, DCGM exporter, drain agent) never wait for Kueue;
+- the controller Deployment: checkov exceptions with their reasons, and no GPU node (the GPU
+  pools are tainted; the affinity keeps it off untainted GPU nodes of existing clusters too).
+
+All-or-nothing in Kueue v0.19.2: admission reserves quota for every pod of a Job at once (a
+Workload has one PodSet with `count` = parallelism); `waitForPodsReady` then evicts a Job
+whose pods are not all Ready within `timeout` (apis/config/v1beta2/configuration_types.go:
+75-79, 302-329; on by default in the v1beta2 configuration, 30 min: defaults.go:48,99-117),
+which suspends it (its pods deleted, quota released) and requeues it with backoff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+KUEUE_VERSION = "v0.19.2"
+KUEUE_IMAGE = f"registry.k8s.io/kueue/kueue:{KUEUE_VERSION}"
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+"""The storage version of Kueue v0.19's CRDs (v1beta1 is still served)."""
+KUEUE_MANIFEST = Path(__file__).resolve().parent / "vendor" / f"kueue-{KUEUE_VERSION}.yaml"
+KUEUE_MANIFEST_SHA256 = "9df0fb7a8e81a2c66ecfe0d18ee0bfbd4fbd396ed264f0f0205e9e4baf4fcfe5"
+"""Of the whole vendored file (header included); its header says where it came from."""
+CONFIG_MAP = "kueue-manager-config"
+CONFIG_FILE = "controller_manager_config.yaml"
+CONTROLLER = "kueue-controller-manager"
+WORKLOAD_WEBHOOKS = ("mpod.kb.io", "vpod.kb.io", "mdeployment.kb.io", "vdeployment.kb.io",
+                     "mstatefulset.kb.io", "vstatefulset.kb.io")  # fmt: skip
+"""Webhooks that see every pod, Deployment or StatefulSet outside kube-system and
+kueue-system (failurePolicy Fail): also kept off the GPU layer's own namespaces."""
+
+
+class VendoredManifestError(RuntimeError):
+    """The vendored Kueue manifest is not the file its header describes."""
+
+
+@cache
+def _release_text() -> str:
+    data = KUEUE_MANIFEST.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != KUEUE_MANIFEST_SHA256:
+        raise VendoredManifestError(
+            f"{KUEUE_MANIFEST} has sha256 {digest}, not {KUEUE_MANIFEST_SHA256}: it was edited; "
+            "restore it (git checkout) or vendor a new release and update KUEUE_MANIFEST_SHA256"
+        )
+    return data.decode()
+
+
+def release_objects() -> list[dict[str, Any]]:
+    """Every object of the vendored release, in file order (a fresh copy each call)."""
+    return [doc for doc in yaml.safe_load_all(_release_text()) if doc]
+
+
+def crds(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [o for o in objects if o["kind"] == "CustomResourceDefinition"]
+
+
+def crd_schema(objects: Iterable[dict[str, Any]], kind: str, version: str) -> dict[str, Any]:
+    """The openAPIV3Schema the release's CRD of `kind` serves at `version`."""
+    for crd in crds(objects):
+        if crd["spec"]["names"]["kind"] != kind:
+            continue
+        for served in crd["spec"]["versions"]:
+            if served["name"] == version:
+                return dict(served["schema"]["openAPIV3Schema"])
+    raise KeyError(f"{kind} {version} is not in Kueue {KUEUE_VERSION}")
+
+
+def controller_config(pods_ready_timeout_minutes: int) -> dict[str, Any]:
+    """The release's controller configuration with gpuinfra's changes (module docstring)."""
+    [config_map] = [
+        o
+        for o in release_objects()
+        if o["kind"] == "ConfigMap" and o["metadata"]["name"] == CONFIG_MAP
+    ]
+    config: dict[str, Any] = yaml.safe_load(config_map["data"][CONFIG_FILE])
+    config["waitForPodsReady"] = {
+        "timeout": f"{pods_ready_timeout_minutes}m",
+        # false: a Job waiting for its nodes does not stop others from being admitted; the
+        # timeout still frees what a half-started Job holds.
+        "blockAdmission": False,
+        # Requeued Jobs go to the back of the queue with exponential backoff, never dropped.
+        "requeuingStrategy": {"timestamp": "Eviction"},
+    }
+    config["integrations"] = {"frameworks": ["batch/job"]}
+    return config
+
+
+def adapted_objects(
+    *,
+    pods_ready_timeout_minutes: int,
+    unmanaged_namespaces: Iterable[str],
+    gpu_node_labels: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """The release's objects as the GPU layer installs them (module docstring says what
+    changes): CRDs first, then the Namespace, then the rest in file order."""
+    objects = release_objects()
+    skip = sorted(set(unmanaged_namespaces))
+    for obj in objects:
+        kind, name = obj["kind"], obj["metadata"]["name"]
+        if kind == "ConfigMap" and name == CONFIG_MAP:
+            obj["data"][CONFIG_FILE] = yaml.safe_dump(
+                controller_config(pods_ready_timeout_minutes), sort_keys=False
+            )
+        elif kind in ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"):
+            for hook in obj["webhooks"]:
+                if hook["name"] in WORKLOAD_WEBHOOKS:
+                    for expr in hook["namespaceSelector"]["matchExpressions"]:
+                        if expr["operator"] == "NotIn":
+                            expr["values"] = sorted({*expr["values"], *skip})
+        elif kind == "Deployment" and name == CONTROLLER:
+            _place_controller(obj, gpu_node_labels)
+    order = {"CustomResourceDefinition": 0, "Namespace": 1}
+    return sorted(objects, key=lambda o: order.get(o["kind"], 2))
+
+
+CHECKOV_SKIPS = {
+    "CKV_K8S_43": "pinned by release tag; digests follow the registry's policy",
+    "CKV_K8S_38": "the controller manages Jobs and Workloads through the API: it needs its token",
+}
+
+
+def _place_controller(deployment: dict[str, Any], gpu_node_labels: Mapping[str, str]) -> None:
+    """Checkov's exceptions, and off every node that carries all of `gpu_node_labels` (one
+    node-affinity term per label: terms are ORed, so a node is refused only if it matches
+    every label, and a system node that shares one of them is still fine)."""
+    from .labels import checkov_skips  # labels.py imports the handle, which loads Pulumi
+
+    skips = checkov_skips(CHECKOV_SKIPS)
+    deployment["metadata"].setdefault("annotations", {}).update(skips)
+    template = deployment["spec"]["template"]
+    template["metadata"].setdefault("annotations", {}).update(skips)
+    if gpu_node_labels:
+        template["spec"]["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": key, "operator": "NotIn", "values": [value]}]}
+                        for key, value in sorted(gpu_node_labels.items())
+                    ]
+                }
+            }
+        }
