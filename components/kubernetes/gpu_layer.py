@@ -110,10 +110,17 @@ class GpuLayer(pulumi.ComponentResource):
             opts=on_cluster,
         )
 
+        # Kueue asks the autoscaler gpuinfra runs (EKS) for a Job's nodes at once (issue 19).
+        provisioning = handle.autoscaler is not None and settings.queueing.mode != "off"
+        autoscaler_crds: list[pulumi.Resource] = []
         if handle.autoscaler is not None:
             # Adds GPU nodes for pending training pods and removes them when idle (EKS); other
             # platforms scale their pools themselves and hand over no spec.
-            ClusterAutoscaler(name, ClusterAutoscalerArgs(spec=handle.autoscaler), opts=on_cluster)
+            autoscaler_crds = ClusterAutoscaler(
+                name,
+                ClusterAutoscalerArgs(spec=handle.autoscaler, provisioning_requests=provisioning),
+                opts=on_cluster,
+            ).crds
         if installs_device_plugin(handle, settings):
             NvidiaDevicePlugin(
                 name,
@@ -189,6 +196,7 @@ class GpuLayer(pulumi.ComponentResource):
                         queue=queue,
                         unmanaged_namespaces=(SYSTEM_NAMESPACE, MONITORING_NAMESPACE),
                         gpu_node_labels=handle.gpu_node_labels,
+                        after=autoscaler_crds,
                     ),
                     opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
                 ).ready
@@ -199,8 +207,8 @@ class GpuLayer(pulumi.ComponentResource):
                     queue=queue,
                     namespace=handle.training_namespace,
                     jobs=settings.training_jobs,
-                    provisioning=handle.autoscaler is not None,
-                    after=[*kueue_ready, namespaces],
+                    provisioning=provisioning,
+                    after=[*kueue_ready, *autoscaler_crds, namespaces],
                 ),
                 opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
             )
@@ -218,6 +226,7 @@ class GpuLayer(pulumi.ComponentResource):
                     gpu_node_labels=handle.gpu_node_labels,
                     gpu_taint=handle.gpu_taint,
                     queue_name=LOCAL_QUEUE if queue.mode != "off" else None,
+                    after=job_after,
                 ),
                 opts=pulumi.ResourceOptions(
                     parent=self, providers=[self.provider], depends_on=job_after

@@ -25,8 +25,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.cluster_handle import ClusterHandle, Taint
+from components.settings.errors import Problem, SettingsError
 from components.settings.gpu_layer import TrainingJobSettings, quantity_bytes
-from components.settings.queueing import QueueSettings
+from components.settings.queueing import QUOTA_REQUIRED, QueueSettings
 
 from .kueue_release import KUEUE_API, adapted_objects
 from .labels import app_labels
@@ -57,12 +58,14 @@ class QueuePool:
     node_labels: Mapping[str, str]
     taints: tuple[Taint, ...]
     gpus_per_node: int | None
+    max_gpus: int | None = None
+    """The pool's GPU maximum where the handle knows it (None: it does not)."""
 
 
 def queue_pools(handle: ClusterHandle) -> list[QueuePool]:
-    """The handle's GPU pools. main's handle has one GPU pool (issue 20 makes it a list:
-    rewire here, e.g. one QueuePool per `handle.gpu_pools` entry, its name, node labels,
-    taints and GPUs per node)."""
+    """The handle's GPU pools. main's handle has one GPU pool and no maximum (issue 20 makes
+    it a list: rewire here, one QueuePool per `handle.gpu_pools` entry with its name, node
+    labels, taints, GPUs per node and max_nodes x GPUs per node)."""
     return [
         QueuePool(
             name="gpu",
@@ -71,6 +74,17 @@ def queue_pools(handle: ClusterHandle) -> list[QueuePool]:
             gpus_per_node=handle.gpus_per_node,
         )
     ]
+
+
+def gpu_quota(queue: QueueSettings, pools: Sequence[QueuePool]) -> int:
+    """The setting (or maxGpus, resolved in settings), else what the pools can hold at most
+    (a GPU-layer stack of a cluster stack); refused where neither is known."""
+    if queue.gpu_quota > 0:
+        return queue.gpu_quota
+    known = [p.max_gpus for p in pools if p.max_gpus is not None]
+    if pools and len(known) == len(pools):
+        return sum(known)
+    raise SettingsError(pulumi.get_stack(), [Problem("gpuinfra:kueueGpuQuota", 0, QUOTA_REQUIRED)])
 
 
 def flavor_name(pool: QueuePool) -> str:
@@ -99,7 +113,7 @@ def cluster_queue_spec(
     """The ClusterQueue: one resource group, a flavor per pool, each with the GPU quota (Kueue
     quotas are per flavor; the autoscaler's pool maximum caps each pool in the end)."""
     cpu, memory = per_gpu(jobs)
-    quota = queue.gpu_quota
+    quota = gpu_quota(queue, pools)
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
         # A Job that does not fit yet does not block smaller ones behind it.
@@ -171,6 +185,10 @@ class KueueInstallArgs:
     """Namespaces whose pods Kueue's webhooks must leave alone (the GPU layer's own)."""
     gpu_node_labels: Mapping[str, str]
     """Labels every GPU node carries: the controller stays off such nodes."""
+    after: Sequence[pulumi.Resource] = ()
+    """The ProvisioningRequest CRD where the autoscaler serves them: Kueue v0.19.2 sets up its
+    ProvisioningRequest controller only if the API serves them when it starts
+    (cmd/kueue/main.go:513-516), so it must start after that CRD."""
 
 
 class KueueInstall(pulumi.ComponentResource):
@@ -188,13 +206,17 @@ class KueueInstall(pulumi.ComponentResource):
             unmanaged_namespaces=args.unmanaged_namespaces,
             gpu_node_labels=args.gpu_node_labels,
         )
-        first: list[pulumi.Resource] = []
+        first: list[pulumi.Resource] = list(args.after)
         self.ready = []
         for obj in objects:
             kind, meta = obj["kind"], obj["metadata"]
             resource_name = f"{name}-kueue-{kind.lower()}-{meta['name']}"
             if kind in ("CustomResourceDefinition", "Namespace"):
-                resource = _resource(resource_name, obj, pulumi.ResourceOptions(parent=self))
+                resource = _resource(
+                    resource_name,
+                    obj,
+                    pulumi.ResourceOptions(parent=self, depends_on=list(args.after)),
+                )
                 first.append(resource)
                 self.ready.append(resource)
                 continue

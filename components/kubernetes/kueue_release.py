@@ -18,20 +18,20 @@ which suspends it (its pods deleted, quota released) and requeues it with backof
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import yaml
+
+from .vendored import vendored_objects
 
 KUEUE_VERSION = "v0.19.2"
 KUEUE_IMAGE = f"registry.k8s.io/kueue/kueue:{KUEUE_VERSION}"
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 """The storage version of Kueue v0.19's CRDs (v1beta1 is still served)."""
-KUEUE_MANIFEST = Path(__file__).resolve().parent / "vendor" / f"kueue-{KUEUE_VERSION}.yaml"
+KUEUE_MANIFEST = f"kueue-{KUEUE_VERSION}.yaml"
+"""In components/kubernetes/vendor/; its header says where it came from."""
 KUEUE_MANIFEST_SHA256 = "9df0fb7a8e81a2c66ecfe0d18ee0bfbd4fbd396ed264f0f0205e9e4baf4fcfe5"
 """Of the whole vendored file (header included); its header says where it came from."""
 CONFIG_MAP = "kueue-manager-config"
@@ -43,25 +43,9 @@ WORKLOAD_WEBHOOKS = ("mpod.kb.io", "vpod.kb.io", "mdeployment.kb.io", "vdeployme
 kueue-system (failurePolicy Fail): also kept off the GPU layer's own namespaces."""
 
 
-class VendoredManifestError(RuntimeError):
-    """The vendored Kueue manifest is not the file its header describes."""
-
-
-@cache
-def _release_text() -> str:
-    data = KUEUE_MANIFEST.read_bytes()
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != KUEUE_MANIFEST_SHA256:
-        raise VendoredManifestError(
-            f"{KUEUE_MANIFEST} has sha256 {digest}, not {KUEUE_MANIFEST_SHA256}: it was edited; "
-            "restore it (git checkout) or vendor a new release and update KUEUE_MANIFEST_SHA256"
-        )
-    return data.decode()
-
-
 def release_objects() -> list[dict[str, Any]]:
     """Every object of the vendored release, in file order (a fresh copy each call)."""
-    return [doc for doc in yaml.safe_load_all(_release_text()) if doc]
+    return vendored_objects(KUEUE_MANIFEST, KUEUE_MANIFEST_SHA256)
 
 
 def crds(objects: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

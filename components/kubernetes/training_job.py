@@ -22,7 +22,7 @@ which mounts its own projected token, so the pod mounts no Kubernetes API token.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +57,9 @@ class TrainingJobArgs:
     gpu_taint: Taint
     queue_name: str | None = None
     """Kueue LocalQueue the Job waits in (created suspended); None: it starts at once."""
+    after: Sequence[pulumi.Resource] = ()
+    """What the Job itself must be created after (a component's depends_on does not reach
+    its children): the LocalQueue, which waits for Kueue's webhooks."""
 
 
 def headless_service_name(job_name: str) -> str:
@@ -139,7 +142,7 @@ class TrainingJob(pulumi.ComponentResource):
         labels = {**app_labels(job.name, "training"), "gpuinfra.io/training-job": job.name}
         multi_node = job.nodes > 1
         service = headless_service_name(job.name)
-        depends: list[pulumi.Resource] = []
+        depends: list[pulumi.Resource] = list(args.after)
         if multi_node:
             # Gives each pod the DNS name <job>-<index>.<service>; index 0 hosts the rendezvous.
             depends.append(

@@ -39,18 +39,23 @@ def parse_queueing(r: ConfigReader) -> QueueSettings:
     return QueueSettings(mode=mode, gpu_quota=max(quota, 0), pods_ready_timeout_minutes=minutes)
 
 
-def resolve_quota(r: ConfigReader, queue: QueueSettings, max_gpus: int | None) -> QueueSettings:
+QUOTA_REQUIRED = (
+    "required on a `cloud: kubernetes` stack while gpuinfra:kueue is not off: the GPUs the "
+    "training queue may admit at once (this stack knows no maxGpus); or set gpuinfra:kueue to off"
+)
+
+
+def resolve_quota(
+    r: ConfigReader, queue: QueueSettings, max_gpus: int | None, *, cluster_stack: bool = False
+) -> QueueSettings:
     """`kueueGpuQuota`, or the stack's `maxGpus` when 0. A stack that deploys onto a cluster
-    it did not create (`cloud: kubernetes`) knows no maxGpus: there the key is required."""
+    it did not create (`cloud: kubernetes`) knows no maxGpus: there the key is required,
+    except where a cluster stack's handle may know its pools' (left 0: the GPU layer decides)."""
     if queue.mode == "off" or queue.gpu_quota > 0:
         return queue
+    if max_gpus is None and cluster_stack:
+        return queue
     if max_gpus is None:
-        r.problem(
-            "kueueGpuQuota",
-            0,
-            "required on a `cloud: kubernetes` stack while gpuinfra:kueue is not off: the "
-            "GPUs the training queue may admit at once (this stack knows no maxGpus); or set "
-            "gpuinfra:kueue to off",
-        )
+        r.problem("kueueGpuQuota", 0, QUOTA_REQUIRED)
         return queue
     return QueueSettings(queue.mode, max_gpus, queue.pods_ready_timeout_minutes)

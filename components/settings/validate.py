@@ -179,7 +179,10 @@ def parse_settings(
     gpu_layer = replace(
         gpu_layer,
         queueing=resolve_quota(
-            r, gpu_layer.queueing, autoscaling.max_gpus if autoscaling is not None else None
+            r,
+            gpu_layer.queueing,
+            autoscaling.max_gpus if autoscaling is not None else None,
+            cluster_stack=existing is not None and existing.cluster_stack is not None,
         ),
     )
     _check_cost_assumptions(r)
