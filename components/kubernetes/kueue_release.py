@@ -107,10 +107,29 @@ def adapted_objects(
                             expr["values"] = sorted({*expr["values"], *skip})
         elif kind == "Deployment" and name == CONTROLLER:
             _place_controller(obj, gpu_node_labels)
+        if name in OBJECT_CHECKOV_SKIPS:
+            from .labels import checkov_skips
+
+            obj["metadata"].setdefault("annotations", {}).update(
+                checkov_skips(OBJECT_CHECKOV_SKIPS[name])
+            )
     order = {"CustomResourceDefinition": 0, "Namespace": 1}
     return sorted(objects, key=lambda o: order.get(o["kind"], 2))
 
 
+OBJECT_CHECKOV_SKIPS = {
+    "kueue-manager-role": {
+        "CKV_K8S_155": "Kueue's internal cert management writes its CA bundle into its own "
+        "two webhook configurations (get/update limited to them by resourceNames)",
+    },
+    "kueue-manager-secrets-rolebinding": {
+        "CKV2_K8S_5": "Kueue's internal cert management keeps its webhook serving certificate "
+        "in a Secret of kueue-system; the Role reaches that namespace's Secrets only",
+    },
+}
+CONTROLLER_UID = 65532
+"""The `nonroot` user of the controller's base image (gcr.io/distroless/static:nonroot, kueue
+v0.19.2 Makefile:69); the release sets only runAsNonRoot."""
 CHECKOV_SKIPS = {
     "CKV_K8S_43": "pinned by release tag; digests follow the registry's policy",
     "CKV_K8S_38": "the controller manages Jobs and Workloads through the API: it needs its token",
@@ -127,6 +146,9 @@ def _place_controller(deployment: dict[str, Any], gpu_node_labels: Mapping[str, 
     deployment["metadata"].setdefault("annotations", {}).update(skips)
     template = deployment["spec"]["template"]
     template["metadata"].setdefault("annotations", {}).update(skips)
+    template["spec"]["securityContext"].update(
+        {"runAsUser": CONTROLLER_UID, "runAsGroup": CONTROLLER_UID}
+    )
     if gpu_node_labels:
         template["spec"]["affinity"] = {
             "nodeAffinity": {

@@ -25,9 +25,13 @@ from components.kubernetes.kueue import (
 )
 from components.kubernetes.training_job import CONTAINER
 from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, USER_ERROR_EXIT_CODE
+from gpuinfra.cost import estimate
 from gpuinfra.engine import Plan, RecordedResource
 from gpuinfra.manifests import manifests
+from gpuinfra.planview import from_plan
 from gpuinfra.provider_rules.model import RuleContext
+from gpuinfra.queue import QueueReport, queue_report
+from gpuinfra.report import text_summary
 from tests.conftest import build, gpu_layer_plan
 
 JOB = "kubernetes:batch/v1:Job"
@@ -49,6 +53,11 @@ def _plan(stack: str) -> Plan:
     if stack == "k8s-dev":
         return build("k8s-dev")
     return gpu_layer_plan(stack, layer={"trainingJobs": JOBS})
+
+
+@cache
+def _off() -> Plan:
+    return build("k8s-dev", {"kueue": "off", "kueueGpuQuota": None})
 
 
 def _kueue(plan: Plan, kind: str) -> list[RecordedResource]:
@@ -132,7 +141,7 @@ def test_every_training_job_is_suspended_in_the_queue(stack: str) -> None:
 
 
 def test_kueue_off_starts_jobs_at_once() -> None:
-    plan = build("k8s-dev", {"kueue": "off", "kueueGpuQuota": None})
+    plan = _off()
     for job in plan.of_type(JOB):
         assert QUEUE_LABEL not in job.inputs["metadata"]["labels"]
         assert "suspend" not in job.inputs["spec"]
@@ -430,3 +439,31 @@ def test_kueue_preemption_is_handled_like_a_spot_reclaim(stack: str) -> None:
         assert job.inputs["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
         # A readmitted Job starts new pods only once the old are gone: no two writers.
         assert job.inputs["spec"]["podReplacementPolicy"] == "Failed"
+
+
+# --- what `gpuinfra preview` says about the queue ---
+
+
+def _queue(plan: Plan, cloud: str) -> QueueReport:
+    report = queue_report(from_plan(plan, cloud))
+    assert report is not None
+    return report
+
+
+def test_the_preview_shows_quota_fit_and_waits() -> None:
+    report = _queue(_plan("k8s-dev"), "kubernetes")
+    assert dict(report.gpu_quota) == {"gpuinfra-gpu": 2}
+    jobs = {j.job: j for j in report.jobs}
+    assert jobs["resnet50-single"].starts_with_first
+    two = jobs["resnet50-two-nodes"]
+    assert (two.gpus, two.fits_quota, two.starts_with_first) == (2, True, False)
+    assert "all 2 pods' 2 GPUs at once" in two.waits_for
+    small = _queue(build("k8s-dev", {"kueueGpuQuota": 1}), "kubernetes")
+    never = next(j for j in small.jobs if j.job == "resnet50-two-nodes")
+    assert not never.fits_quota and "never admitted" in never.waits_for
+    eks = _queue(_plan("dev"), "aws")
+    assert eks.admission_checks == (PROVISIONING_CHECK,)
+    assert all("ProvisioningRequest" in j.waits_for for j in eks.jobs)
+    text = text_summary(estimate(from_plan(_plan("k8s-dev"), "kubernetes")), [], queue=report)
+    assert "Training queue (Kueue ClusterQueue gpuinfra-training): quota gpuinfra-gpu 2" in text
+    assert queue_report(from_plan(_off(), "kubernetes")) is None
