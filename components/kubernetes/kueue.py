@@ -38,7 +38,7 @@ CLUSTER_QUEUE = "gpuinfra-training"
 GPU_RESOURCE = "nvidia.com/gpu"
 PROVISIONING_CHECK = "gpuinfra-provisioning"
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
-"""kueue v0.19.2 apis/kueue/v1beta2 ProvisioningRequestControllerName."""
+"""kueue v0.19.2 apis/kueue/v1beta2/provisioningrequestconfig_types.go:29."""
 ATOMIC_SCALE_UP = "best-effort-atomic-scale-up.autoscaling.x-k8s.io"
 """kubernetes/autoscaler cluster-autoscaler-1.31.2 cluster-autoscaler/apis/
 provisioningrequest/autoscaling.x-k8s.io/v1/types.go:203: the autoscaler adds the nodes of
