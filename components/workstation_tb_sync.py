@@ -83,7 +83,7 @@ def safe_relative(key: str) -> Path | None:
 def s3_round(bucket: str, dest: Path, region: str, client: Any = None) -> list[str]:
     """One round on S3: every Job's `tb/` copied. Returns the top-level folders looked at."""
     if client is None:
-        import boto3  # type: ignore[import-untyped]  # in the venv; only this backend needs it
+        import boto3  # in the venv; only this backend needs it
 
         client = boto3.client("s3", region_name=region)
     pages = client.get_paginator("list_objects_v2")

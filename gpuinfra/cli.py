@@ -1,5 +1,5 @@
 """`gpuinfra` command line: the offline preview of a gpuinfra Pulumi project, and tools
-around it (sizing, manifests, policy-pack config, config docs)."""
+around it (sizing, prices, manifests, policy-pack config, config docs)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,13 @@ def _preview(args: argparse.Namespace) -> int:
 
 def _sizing(args: argparse.Namespace) -> int:
     from .sizing import run
+
+    return run(args)
+
+
+def _prices(args: argparse.Namespace) -> int:
+    # The cloud SDKs are imported by the refresh only (`gpuinfra[prices]`).
+    from .prices.command import run
 
     return run(args)
 
@@ -124,6 +131,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_sizing_arguments(sizing)
     sizing.set_defaults(func=_sizing)
+
+    from .prices.command import add_arguments as add_prices_arguments
+
+    prices = sub.add_parser(
+        "prices",
+        help="refresh the stack's cloud's on-demand and spot prices from its price API, with "
+        "your credentials, into prices/<cloud>-<region>.json (the estimate and sizing use it)",
+    )
+    add_prices_arguments(prices)
+    prices.set_defaults(func=_prices)
 
     render = sub.add_parser(
         "render", help="write the stack's Kubernetes objects as plain manifests + kustomization"

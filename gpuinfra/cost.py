@@ -3,7 +3,11 @@
 Every figure is an estimate from list prices (with their source and date), never a quote.
 A price the catalog does not know is `None` and shows as "unknown": it is never guessed, and
 it never counts as $0: a total over unpriced lines is a lower bound ("at least $X, n
-unpriced"), and a delta with an unpriced side is unknown (`delta`). Each cloud's billable
+unpriced"), and a delta with an unpriced side is unknown (`delta`). Each line keeps the
+currency its price is quoted in, and amounts in different currencies are never added: the
+totals are per currency (`totals_by_currency`). Instance prices refreshed from the cloud's
+price API (`gpuinfra prices`, `gpuinfra/prices/file.py`) win over the catalog's, and their
+current spot prices over the spot factor. Each cloud's billable
 resource types plug in through `EXTRACTORS` (type token -> function); types that cost
 nothing by themselves are listed in `NOT_BILLED` with why; any other type becomes an
 unpriced line, so nothing the stacks create drops out of the estimate silently.
@@ -12,8 +16,9 @@ unpriced line, so nothing the stacks create drops out of the estimate silently.
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from components import catalog
@@ -22,13 +27,30 @@ from components.catalog.fees import HOURS_PER_MONTH, Fee, UsageFee
 from components.catalog.spot import spot_factor
 from components.settings.schema import BY_NAME
 
+from .currency import billing_currency, money
 from .planview import Resource, StackView
+from .prices import file as price_file
+
+POOL_LABEL = "gpuinfra.io/pool"
+"""The node label naming a node's pool (components/cluster_handle.py POOL_LABEL)."""
 
 DISCLAIMER = (
-    "Estimate from public list prices (on-demand; spot = on-demand x spot factor), not a "
-    "quote: taxes, discounts and data transfer are left out; usage-based charges (NAT data "
-    "processing, log ingestion, requests) are listed with their rates but not totalled."
+    "Estimate from list prices (on-demand; spot = the current spot price from a refreshed "
+    "price file, else on-demand x spot factor), not a quote: taxes, discounts and data "
+    "transfer are left out; usage-based charges (NAT data processing, log ingestion, "
+    "requests) are listed with their rates but not totalled; amounts in different currencies "
+    "are never added together."
 )
+
+REGION_KEYS = {
+    "aws": "aws:region",
+    "alicloud": "alicloud:region",
+    "tencentcloud": "tencentcloud:region",
+    "volcengine": "volcenginecc:region",
+}
+"""Where each cloud's stack names its region (the provider's own config key)."""
+ZONE_SETTINGS = {"tencentcloud": "tkeZones", "volcengine": "vkeZones"}
+"""Settings that pin a stack's zones (the others use every zone of the region)."""
 
 
 @dataclass(frozen=True)
@@ -38,11 +60,19 @@ class Assumptions:
     spot_factor: float | None
     spot_source: str
     today: dt.date
+    region: str = ""
+    zones: tuple[str, ...] = ()
+    currency: str = "USD"
+    """The currency the stack is billed in: the refreshed file's, else `billing_currency`."""
+    prices: price_file.PriceFile | None = None
+    """Prices refreshed from the cloud's API for this cloud and region, when there are."""
+    spot_factor_explicit: bool = False
+    """`gpuinfra:costSpotFactor` is set: it wins over refreshed spot prices too."""
 
 
 @dataclass(frozen=True)
 class CostLine:
-    """What one resource adds, in USD. None: unknown (`note` says why)."""
+    """What one resource adds, in `currency`. None: unknown (`note` says why)."""
 
     resource: str
     type: str
@@ -57,6 +87,9 @@ class CostLine:
     item: str = ""
     """What of the resource this line prices ("pool", "root volume", "data processing"):
     with `resource` and `type` it pairs a line of the base plan with its head line."""
+    currency: str = "USD"
+    node_per_hour: float | None = None
+    """A node pool's (or a VM's) price per node-hour, spot or on-demand as the line says."""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -69,19 +102,24 @@ class CostReport:
     lines: list[CostLine]
     assumptions: Assumptions
     totals: dict[str, float | None] = field(default_factory=dict)
-    """Per figure, the sum of the lines that have a price: a lower bound when `unpriced`."""
+    """Per figure, the sum of the lines priced in `currency`: a lower bound when `unpriced`
+    or when other currencies have lines (`totals_by_currency`)."""
     unknown: int = 0
     """Lines whose monthly figure is unknown."""
     unpriced: dict[str, int] = field(default_factory=dict)
-    """Per figure, how many lines have no price (not counted in `totals`)."""
+    """Per figure, how many lines have no price (not counted in any total)."""
+    currency: str = "USD"
+    totals_by_currency: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Currency -> figure -> the sum of the lines priced in it (never added across)."""
 
     def to_json(self) -> dict[str, Any]:
         dates = sorted({line.price_date for line in self.lines})
         a = self.assumptions
+        refreshed = a.prices
         return {
             "estimate": True,
             "disclaimer": DISCLAIMER,
-            "currency": "USD",
+            "currency": self.currency,
             "priceDates": dates,
             "assumptions": {
                 "gpuHoursPerMonth": a.gpu_hours_per_month,
@@ -90,9 +128,20 @@ class CostReport:
                 "spotFactorSource": a.spot_source,
                 "hoursPerMonth": HOURS_PER_MONTH,
                 "date": a.today.isoformat(),
+                "region": a.region,
+                "zones": list(a.zones),
+                "refreshedPrices": None
+                if refreshed is None
+                else {
+                    "file": str(refreshed.path) if refreshed.path else None,
+                    "refreshed": refreshed.refreshed,
+                    "source": refreshed.source,
+                    "currency": refreshed.currency,
+                },
             },
             "lines": [asdict(line) for line in self.lines],
             "totals": dict(self.totals),
+            "totalsByCurrency": {c: dict(t) for c, t in self.totals_by_currency.items()},
             "unpricedLines": dict(self.unpriced),
             "unknownLines": self.unknown,
         }
@@ -108,6 +157,18 @@ def _int_setting(view: StackView, name: str) -> int:
         return fallback
 
 
+def _zones(view: StackView) -> tuple[str, ...]:
+    name = ZONE_SETTINGS.get(view.cloud)
+    raw = (view.setting(name) or "").strip() if name else ""
+    if not raw:
+        return ()
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        parsed = [raw]
+    return tuple(str(z) for z in parsed) if isinstance(parsed, list) else (str(parsed),)
+
+
 def assumptions(view: StackView, today: dt.date | None = None) -> Assumptions:
     override = (view.setting("costSpotFactor") or "").strip()
     catalog_factor = spot_factor(view.cloud)
@@ -119,12 +180,20 @@ def assumptions(view: StackView, today: dt.date | None = None) -> Assumptions:
         source = f"{catalog_factor.source}; {catalog_factor.note}"
     else:
         factor, source = None, f"no spot factor for cloud '{view.cloud}'"
+    region = str(view.config.get(REGION_KEYS.get(view.cloud, ""), "") or "")
+    refreshed = price_file.load(view.cloud, region) if region else None
+    currency = refreshed.currency if refreshed is not None else billing_currency(view.cloud, region)
     return Assumptions(
         gpu_hours_per_month=_int_setting(view, "costGpuHoursPerMonth"),
         storage_gb=_int_setting(view, "costStorageGb"),
         spot_factor=factor,
         spot_source=source,
         today=today or dt.date.today(),
+        region=region,
+        zones=_zones(view),
+        currency=currency,
+        prices=refreshed,
+        spot_factor_explicit=bool(override),
     )
 
 
@@ -132,6 +201,7 @@ Extractor = Callable[[Resource, StackView, Assumptions], list[CostLine]]
 
 
 def _fixed(resource: Resource, what: str, fee: Fee, count: float = 1.0, item: str = "") -> CostLine:
+    """A fee from the fee table: its figures are USD list prices (`fees`)."""
     hourly = None if fee.usd_per_hour is None else fee.usd_per_hour * count
     return CostLine(
         resource=resource.name,
@@ -145,6 +215,7 @@ def _fixed(resource: Resource, what: str, fee: Fee, count: float = 1.0, item: st
         price_date=fee.date,
         note=fee.note,
         item=item or what,
+        currency="USD",
     )
 
 
@@ -193,58 +264,137 @@ class _Pool:
     max_nodes: int
     disk_gb: int | None = None
     disk_fee: Fee | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """The node labels the pool gives its nodes (a Job's node selector picks a pool by them)."""
+
+    @property
+    def name(self) -> str:
+        """The GPU pool's name (`gpuinfra.io/pool`), or "" for a pool without one."""
+        return str(self.labels.get(POOL_LABEL, ""))
 
 
 @dataclass(frozen=True)
 class _NodePrice:
-    usd_per_hour: float | None
+    per_hour: float | None
+    currency: str
     source: str
     date: str
     notes: list[str]
 
 
-def _node_price(view: StackView, a: Assumptions, pool: _Pool) -> _NodePrice:
-    """One node of the pool per hour: list price, times the spot factor for spot pools."""
-    gpu = catalog.find(view.cloud, pool.instance_type)
-    cpu_fee = fees.AWS_CPU_INSTANCES.get(pool.instance_type) if view.cloud == "aws" else None
+def _refreshed_note(a: Assumptions) -> str:
+    """How old the refreshed file is, when that matters."""
+    assert a.prices is not None
+    age = a.prices.age_days(a.today)
+    if age > price_file.STALE_AFTER_DAYS:
+        return (
+            f"refreshed {age} days ago ({a.prices.date}): spot prices move hourly; run "
+            "`gpuinfra prices --stack <stack>` again"
+        )
+    return ""
+
+
+def _on_demand(view: StackView, a: Assumptions, instance_type: str) -> _NodePrice:
+    """One node's on-demand price: refreshed from the cloud's API, else the catalog's (GPU
+    types) or the fee table's (AWS system-pool types)."""
+    refreshed = a.prices
+    if refreshed is not None and instance_type in refreshed.on_demand:
+        return _NodePrice(
+            refreshed.on_demand[instance_type],
+            refreshed.currency,
+            f"{refreshed.source} ({refreshed.region}, refreshed {refreshed.refreshed})",
+            refreshed.date,
+            [_refreshed_note(a)],
+        )
+    gpu = catalog.find(view.cloud, instance_type)
+    cpu_fee = fees.AWS_CPU_INSTANCES.get(instance_type) if view.cloud == "aws" else None
     notes: list[str] = []
+    if refreshed is not None and instance_type in refreshed.unavailable:
+        notes.append(
+            f"no on-demand price from the price API: {refreshed.unavailable[instance_type]}"
+        )
     if gpu is not None:
-        on_demand, source, date = gpu.price.usd_per_hour, gpu.price.source, gpu.price.date
-        if on_demand is None:
-            notes.append(gpu.price.note)
-    elif cpu_fee is not None:
-        on_demand, source, date = cpu_fee.usd_per_hour, cpu_fee.source, cpu_fee.date
-    else:
-        on_demand, source, date = None, "not in the catalog", a.today.isoformat()
-        notes.append(f"no price for {pool.instance_type} in the catalog or the fee table")
-    node = on_demand
-    if node is not None and pool.spot:
-        if a.spot_factor is None:
+        price = gpu.price
+        if price.per_hour is None:
+            notes.append(price.note)
+        elif a.region and price.region not in (a.region, "all"):
+            notes.append(
+                f"list price in {price.region}; the stack is in {a.region} (refresh with "
+                "`gpuinfra prices` for its own)"
+            )
+        return _NodePrice(price.per_hour, price.currency, price.source, price.date, notes)
+    if cpu_fee is not None:
+        return _NodePrice(cpu_fee.usd_per_hour, "USD", cpu_fee.source, cpu_fee.date, notes)
+    notes.append(
+        f"no price for {instance_type} in the catalog or the fee table"
+        + ("" if refreshed is not None else "; `gpuinfra prices --stack <stack>` reads it")
+    )
+    return _NodePrice(None, a.currency, "not in the catalog", a.today.isoformat(), notes)
+
+
+def _node_price(view: StackView, a: Assumptions, pool: _Pool) -> _NodePrice:
+    """One node of the pool per hour: on-demand, or for spot pools the current spot price of
+    a refreshed file (the highest over the stack's zones), else on-demand x the spot factor."""
+    price = _on_demand(view, a, pool.instance_type)
+    node, currency, source, date = price.per_hour, price.currency, price.source, price.date
+    notes = list(price.notes)
+    if pool.spot:
+        refreshed = a.prices
+        quote = (
+            refreshed.spot_price(pool.instance_type, a.zones)
+            if refreshed is not None and not a.spot_factor_explicit
+            else None
+        )
+        if quote is not None:
+            assert refreshed is not None
+            node, currency = quote.per_hour, refreshed.currency
+            source = f"{refreshed.source} ({refreshed.region}, refreshed {refreshed.refreshed})"
+            date = refreshed.date
+            zones = "the stack's zones" if a.zones else "the zones read"
+            notes = [n for n in notes if not n.startswith("no on-demand price from the price API")]
+            notes.append(
+                f"spot = current spot price {money(quote.per_hour, currency)}/h in {quote.zone} "
+                f"at {quote.at or refreshed.refreshed} (the highest of {zones})"
+            )
+            if (age := _refreshed_note(a)) and age not in notes:
+                notes.append(age)
+        elif node is None:
+            pass
+        elif a.spot_factor is None:
             node = None
             notes.append(a.spot_source)
         else:
             node = node * a.spot_factor
             notes.append(f"spot = on-demand x {a.spot_factor:g}")
     if node is not None and pool.disk_gb and pool.disk_fee and pool.disk_fee.usd_per_hour:
-        node += pool.disk_gb * pool.disk_fee.usd_per_hour
-        notes.append(f"incl. {pool.disk_gb} GB root volume per node")
-    return _NodePrice(node, source, date, notes)
+        if currency == "USD":
+            node += pool.disk_gb * pool.disk_fee.usd_per_hour
+            notes.append(f"incl. {pool.disk_gb} GB root volume per node")
+        else:
+            notes.append(f"{pool.disk_gb} GB root volume per node not included (priced in USD)")
+    return _NodePrice(node, currency, source, date, notes)
 
 
-def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool) -> CostLine:
+def _pool_line(
+    resource: Resource, view: StackView, a: Assumptions, pool: _Pool, *, budget: bool = True
+) -> CostLine:
+    """`budget`: the pool the `costGpuHoursPerMonth` GPU hours are priced on (a stack's first
+    GPU pool, where a Job that names no pool runs); others count their minimum size only."""
     gpu = catalog.find(view.cloud, pool.instance_type)
     price = _node_price(view, a, pool)
-    node, source, date, notes = price.usd_per_hour, price.source, price.date, list(price.notes)
+    node, source, date, notes = price.per_hour, price.source, price.date, list(price.notes)
     capacity = "spot" if pool.spot else "on-demand"
     size = f"{pool.min_nodes}/{pool.desired_nodes}/{pool.max_nodes}"
     if gpu is not None:
-        what = f"GPU pool {size} (min/desired/max) x {pool.instance_type} ({capacity})"
+        named = f"GPU pool {pool.name} " if pool.name else "GPU pool "
+        what = f"{named}{size} (min/desired/max) x {pool.instance_type} ({capacity})"
         # Monthly: nodes held at min all month, plus the GPU hours the config budgets,
-        # run on nodes with gpu_count GPUs each.
-        node_hours = pool.min_nodes * HOURS_PER_MONTH + a.gpu_hours_per_month / gpu.gpu_count
+        # run on nodes with gpu_count GPUs each (on the first GPU pool only).
+        hours = a.gpu_hours_per_month if budget else 0
+        node_hours = pool.min_nodes * HOURS_PER_MONTH + hours / gpu.gpu_count
         notes.append(
-            f"monthly = min size all month + {a.gpu_hours_per_month} GPU hours "
-            f"({gpu.gpu_count} GPU per node)"
+            f"monthly = min size all month + {hours} GPU hours ({gpu.gpu_count} GPU per node)"
+            + ("" if budget else "; gpuinfra:costGpuHoursPerMonth is priced on the first GPU pool")
         )
         # The pool's max is the autoscaler's limit, lowered by gpuinfra:maxGpus where set.
         notes.append(
@@ -267,7 +417,23 @@ def _pool_line(resource: Resource, view: StackView, a: Assumptions, pool: _Pool)
         price_date=date,
         note="; ".join(n for n in notes if n),
         item="pool",
+        currency=price.currency,
+        node_per_hour=node,
     )
+
+
+def _labels(value: Any) -> dict[str, str]:
+    """Node pool labels as a mapping: EKS and TKE take a map, ACK and VKE a list of
+    `{key, value}`."""
+    if isinstance(value, Mapping):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return {
+            str(item.get("key")): str(item.get("value"))
+            for item in value
+            if isinstance(item, Mapping) and item.get("key") is not None
+        }
+    return {}
 
 
 def _int(value: Any, default: int = 0) -> int:
@@ -364,6 +530,7 @@ def _aws_pool(r: Resource, view: StackView) -> _Pool:
         max_nodes=_int(scaling.get("maxSize")),
         disk_gb=disk,
         disk_fee=fees.AWS_EBS_GP3,
+        labels=_labels(r.inputs.get("labels")),
     )
 
 
@@ -426,6 +593,7 @@ def _ack_pool(r: Resource, view: StackView) -> _Pool:
         min_nodes=_int(scaling.get("minSize"), _int(desired)),
         desired_nodes=_int(desired),
         max_nodes=_int(scaling.get("maxSize"), _int(desired)),
+        labels=_labels(r.inputs.get("labels")),
     )
 
 
@@ -440,6 +608,7 @@ def _tke_pool(r: Resource, view: StackView) -> _Pool:
         min_nodes=_int(r.inputs.get("minSize")),
         desired_nodes=_int(r.inputs.get("desiredCapacity"), _int(r.inputs.get("minSize"))),
         max_nodes=_int(r.inputs.get("maxSize")),
+        labels=_labels(r.inputs.get("labels")),
     )
 
 
@@ -456,6 +625,7 @@ def _vke_pool(r: Resource, view: StackView) -> _Pool:
         min_nodes=_int(scaling.get("minReplicas")),
         desired_nodes=_int(scaling.get("desiredReplicas"), _int(scaling.get("minReplicas"))),
         max_nodes=_int(scaling.get("maxReplicas")),
+        labels=_labels((r.inputs.get("kubernetesConfig") or {}).get("labels")),
     )
 
 
@@ -470,32 +640,82 @@ POOLS: dict[str, PoolReader] = {
 
 
 def _pool(read: PoolReader) -> Extractor:
-    return lambda r, view, a: [_pool_line(r, view, a, read(r, view))]
+    def extract(r: Resource, view: StackView, a: Assumptions) -> list[CostLine]:
+        pool = read(r, view)
+        first = _first_gpu_pool(view)
+        return [_pool_line(r, view, a, pool, budget=first is None or first.urn == r.urn)]
+
+    return extract
 
 
-@dataclass(frozen=True)
-class GpuHourPrice:
-    """What one GPU of the stack's GPU pool costs per hour (its node's price / its GPUs)."""
-
-    instance_type: str
-    gpus_per_node: int
-    usd: float | None
-    note: str
-
-
-def gpu_hour_price(view: StackView, a: Assumptions) -> GpuHourPrice | None:
-    """None when the stack has no GPU pool (e.g. an existing cluster)."""
-    for resource in sorted(view.resources, key=lambda r: r.name):
+def _gpu_pools(view: StackView) -> list[tuple[Resource, _Pool]]:
+    """The plan's GPU node pools in `gpuPools` order (the stack config's), not the plan's:
+    resources are recorded as their registrations complete, in no fixed order."""
+    found = []
+    for resource in view.resources:
         read = POOLS.get(resource.type)
         if read is None:
             continue
         pool = read(resource, view)
-        gpu = catalog.find(view.cloud, pool.instance_type)
-        if gpu is None:
+        if catalog.find(view.cloud, pool.instance_type) is not None:
+            found.append((resource, pool))
+    order = _pool_order(view)
+    return sorted(found, key=lambda item: (order.get(item[1].name, len(order)), item[0].name))
+
+
+def _pool_order(view: StackView) -> dict[str, int]:
+    """Pool name -> its index in the stack's `gpuPools` (empty: one pool, or not given)."""
+    try:
+        entries = json.loads(view.setting("gpuPools") or "[]")
+    except json.JSONDecodeError:
+        return {}
+    names = (
+        [e.get("name") for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    )
+    return {str(name): index for index, name in enumerate(names)}
+
+
+def _first_gpu_pool(view: StackView) -> Resource | None:
+    pools = _gpu_pools(view)
+    return pools[0][0] if pools else None
+
+
+@dataclass(frozen=True)
+class GpuHourPrice:
+    """What one GPU of a GPU pool costs per hour (its node's price / its GPUs)."""
+
+    instance_type: str
+    gpus_per_node: int
+    usd: float | None
+    """The price per GPU-hour, in `currency` (the name predates currencies)."""
+    note: str
+    pool: str = ""
+    """The pool's name (`gpuinfra.io/pool`), "" where its nodes carry none."""
+    spot: bool = True
+    currency: str = "USD"
+
+
+def gpu_hour_price(
+    view: StackView, a: Assumptions, node_selector: Mapping[str, str] | None = None
+) -> GpuHourPrice | None:
+    """The GPU pool whose node labels hold `node_selector` (a Job's), or the first GPU pool
+    without one; None when the stack has no such pool (e.g. an existing cluster)."""
+    for _resource, pool in _gpu_pools(view):
+        if node_selector and any(pool.labels.get(k) != v for k, v in node_selector.items()):
             continue
+        gpu = catalog.find(view.cloud, pool.instance_type)
+        assert gpu is not None  # _gpu_pools keeps GPU pools only
         price = _node_price(view, a, pool)
-        usd = None if price.usd_per_hour is None else price.usd_per_hour / gpu.gpu_count
-        return GpuHourPrice(pool.instance_type, gpu.gpu_count, usd, "; ".join(price.notes))
+        per_gpu = None if price.per_hour is None else price.per_hour / gpu.gpu_count
+        return GpuHourPrice(
+            pool.instance_type,
+            gpu.gpu_count,
+            per_gpu,
+            "; ".join(n for n in price.notes if n),
+            pool=pool.name,
+            spot=pool.spot,
+            currency=price.currency,
+        )
     return None
 
 
@@ -627,6 +847,9 @@ _FREE_VOLC = (
     "VKE add-ons run on the nodes priced above)"
 )
 NOT_BILLED: dict[str, str] = {
+    # the Mountpoint for S3 CSI add-on: EKS add-ons carry no fee of their own (their pods run
+    # on the nodes priced above; S3 requests are billed with the bucket)
+    "aws:eks/addon:Addon": _FREE_AWS,
     **{
         t: _FREE_AWS
         for t in (
@@ -730,6 +953,12 @@ def not_billed(resource: Resource) -> str | None:
     if t == "kubernetes:core/v1:Service":
         kind = (resource.inputs.get("spec") or {}).get("type")
         return None if kind == "LoadBalancer" else "runs on the nodes priced above"
+    if t == "kubernetes:core/v1:PersistentVolumeClaim" and (resource.inputs.get("spec") or {}).get(
+        "volumeName"
+    ):
+        # a static claim (datasets): it binds the PersistentVolume the stack declares and
+        # provisions no disk; the bucket's requests are priced with the bucket
+        return "binds a volume of this stack: no disk provisioned"
     if t.startswith("kubernetes:") and t != "kubernetes:core/v1:PersistentVolumeClaim":
         return "runs on the nodes priced above"
     return None
@@ -747,6 +976,19 @@ def _unlisted(r: Resource, a: Assumptions) -> CostLine:
 _TOTALS = ("hourly_desired", "hourly_max", "hourly_idle", "monthly")
 
 
+def _say_foreign_currency(line: CostLine, a: Assumptions) -> CostLine:
+    """A priced line quoted in another currency than the stack is billed in (the USD ACK fee
+    on a mainland-China stack) says so: it is not converted, and what the account pays in its
+    own currency for it is not confirmed."""
+    if line.currency == a.currency or all(getattr(line, k) is None for k in _TOTALS):
+        return line
+    said = (
+        f"quoted in {line.currency}, not converted: the stack's billing currency is taken to be "
+        f"{a.currency}, and the {a.currency} price of this is not confirmed"
+    )
+    return replace(line, note="; ".join(n for n in (line.note, said) if n))
+
+
 def estimate(view: StackView, today: dt.date | None = None) -> CostReport:
     a = assumptions(view, today)
     lines: list[CostLine] = []
@@ -756,12 +998,20 @@ def estimate(view: StackView, today: dt.date | None = None) -> CostReport:
             lines.extend(extractor(resource, view, a))
         elif not_billed(resource) is None:
             lines.append(_unlisted(resource, a))
-    totals: dict[str, float | None] = {}
+    lines = [_say_foreign_currency(line, a) for line in lines]
+    by_currency: dict[str, dict[str, float]] = {}
     unpriced: dict[str, int] = {}
     for key in _TOTALS:
-        values = [getattr(line, key) for line in lines]
-        totals[key] = round(sum(v for v in values if v is not None), 4)
-        unpriced[key] = sum(1 for v in values if v is None)
+        unpriced[key] = sum(1 for line in lines if getattr(line, key) is None)
+        for line in lines:
+            value = getattr(line, key)
+            if value is not None:
+                sums = by_currency.setdefault(line.currency, dict.fromkeys(_TOTALS, 0.0))
+                sums[key] += value
+    by_currency = {c: {k: round(v, 4) for k, v in t.items()} for c, t in by_currency.items()}
+    totals: dict[str, float | None] = dict(
+        by_currency.get(a.currency) or dict.fromkeys(_TOTALS, 0.0)
+    )
     unknown = sum(1 for line in lines if line.monthly is None)
     return CostReport(
         cloud=view.cloud,
@@ -770,6 +1020,8 @@ def estimate(view: StackView, today: dt.date | None = None) -> CostReport:
         totals=totals,
         unknown=unknown,
         unpriced=unpriced,
+        currency=a.currency,
+        totals_by_currency=by_currency,
     )
 
 
@@ -808,8 +1060,12 @@ def _label(line: Mapping[str, Any]) -> str:
 def delta(base: Mapping[str, Any], head: Mapping[str, Any]) -> dict[str, Delta]:
     """Per figure, head minus base, pairing lines by resource and item (both are
     `CostReport.to_json()` documents). A pair with an unpriced side is unknown: a price on
-    one side and none on the other is not a saving of the whole price."""
+    one side and none on the other is not a saving of the whole price. `usd` is in the head's
+    currency (`currency`, USD for documents from before currencies); a changed line priced in
+    another currency, or in a different one on each side, is unknown too: amounts in two
+    currencies are never subtracted or added."""
     old, new = _line_dicts(base), _line_dicts(head)
+    currency = str(head.get("currency") or "USD")
     result: dict[str, Delta] = {}
     for figure in _TOTALS:
         usd, unknown, unchanged = 0.0, [], 0
@@ -817,6 +1073,19 @@ def delta(base: Mapping[str, Any], head: Mapping[str, Any]) -> dict[str, Delta]:
             before, after = old.get(key), new.get(key)
             b = None if before is None else before.get(figure)
             h = None if after is None else after.get(figure)
+            sides = [
+                str(line.get("currency") or "USD")
+                for line, value in ((before, b), (after, h))
+                if line is not None and value is not None
+            ]
+            if (b != h or len(set(sides)) > 1) and any(c != currency for c in sides):
+                line = after if after is not None else before
+                assert line is not None
+                unknown.append(
+                    f"{_label(line)} (changed, priced in {' and '.join(sorted(set(sides)))}): "
+                    f"not added to a {currency} delta"
+                )
+                continue
             if before is not None and after is not None and b is None and h is None:
                 if before.get("what") == after.get("what"):
                     unchanged += 1

@@ -163,6 +163,7 @@ def diff_plans(
         + sum(bool(r.get("blocked")) for r in removed),
         "cost": {
             "estimate": True,
+            "currency": head_cost.get("currency") or "USD",
             "base": base_cost.get("totals") or {},
             "head": head_cost.get("totals") or {},
             "delta": {k: d.exact for k, d in deltas.items()},

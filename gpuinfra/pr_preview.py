@@ -163,6 +163,7 @@ def preview_one(
     """Returns the exit code and what to print for one stack. `base`: the `--diff` plan;
     `saved`: the `--plan` document (both loaded and checked by `run`)."""
     from . import report
+    from .alerts import alerts_note, stack_alerts
     from .cost import estimate
     from .diff import diff_plans
     from .manifests import manifests
@@ -193,9 +194,12 @@ def preview_one(
         jobs = exposures(view, costs.assumptions)
         queue = queue_report(view)
         doc["queue"] = queue.to_json() if queue is not None else None
+        alerts = stack_alerts(view)
+        no_alerts = alerts_note(view, alerts)
         findings = evaluate(view)
         doc["cost"] = costs.to_json()
         doc["preemption"] = [j.to_json() for j in jobs]
+        doc["alerts"] = [a.to_json() for a in alerts]
         doc["policy"] = {
             "findings": [asdict(f) for f in findings],
             "mandatory": sum(f.level == "mandatory" for f in findings),
@@ -206,7 +210,7 @@ def preview_one(
             with _reading("--diff", args.diff, BASE_EXPECTED):
                 d = diff_plans(base, doc)
             doc["diff"] = d
-        md = report.markdown(doc, costs, findings, d, jobs, queue)
+        md = report.markdown(doc, costs, findings, d, jobs, alerts, no_alerts, queue)
     if args.out:
         target = Path(args.out) / stack
         with file_access("--out", args.out, "a folder to write the reports into"):
@@ -224,11 +228,10 @@ def preview_one(
         if plan is not None
         else f"Plan file {args.plan}: {len(view.resources)} resources"
     )
-    parts = [
-        head,
-        "",
-        report.text_summary(costs, findings, jobs, doc.get("deployFrom"), queue),
-    ]
+    summary = report.text_summary(
+        costs, findings, jobs, doc.get("deployFrom"), alerts, no_alerts, queue
+    )
+    parts = [head, "", summary]
     if d is not None:
         parts += ["", report.text_diff(d)]
     return code, "\n".join(parts)

@@ -1,4 +1,5 @@
-"""What one spot preemption costs each training Job: the work it has to redo.
+"""What one spot preemption costs each training Job: the work it has to redo, priced at the
+rate of the GPU pool the Job runs on (its node selector picks the pool).
 
 A preempted Job resumes from its newest complete checkpoint, so the loss is the work done
 since then, on every GPU of the Job (one lost node restarts the whole gang). Two cases:
@@ -44,6 +45,12 @@ class JobExposure:
     usd_per_gpu_hour: float | None
     lost_usd_worst: float | None
     note: str
+    pool: str = ""
+    """The GPU pool the Job's node selector picks (`gpuinfra.io/pool`); "" where unknown."""
+    spot: bool | None = None
+    """Whether that pool is spot; None where no pool of the plan was found."""
+    currency: str = "USD"
+    """Of `usd_per_gpu_hour` and `lost_usd_worst` (the GPU pool's price's currency)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -73,12 +80,14 @@ def drained_by(view: StackView) -> str | None:
 
 def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
     """One entry per training Job of the plan, by name."""
-    price = gpu_hour_price(view, a)
     drainer = drained_by(view)
     found = []
     jobs = [r for r in view.resources if is_training_job(r, view)]
     for job in sorted(jobs, key=lambda r: r.name):
         pod = pod_spec(job) or {}
+        # Priced at the rate of the pool the Job's node selector picks (each pool its own).
+        selector = pod.get("nodeSelector") or {}
+        price = gpu_hour_price(view, a, selector if isinstance(selector, Mapping) else None)
         pods = int((job.inputs.get("spec") or {}).get("parallelism") or 1)
         gpus = _gpus(pod) * pods
         args = pod_arguments(pod)
@@ -100,6 +109,11 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
             notes.append(f"{price.instance_type} has no price in the catalog")
         else:
             notes.append(f"{price.instance_type}: {price.note}" if price.note else "")
+        if price is not None and not price.spot:
+            notes.append(
+                f"pool {price.pool or price.instance_type} is on-demand: no spot reclaim; a node "
+                "lost otherwise (a fault, a drain) costs the same"
+            )
         found.append(
             JobExposure(
                 job=job.name,
@@ -112,6 +126,9 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
                 usd_per_gpu_hour=usd,
                 lost_usd_worst=None if worst is None or usd is None else worst * usd,
                 note="; ".join(n for n in notes if n),
+                pool=price.pool if price is not None else "",
+                spot=price.spot if price is not None else None,
+                currency=price.currency if price is not None else "USD",
             )
         )
     return found

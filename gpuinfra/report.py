@@ -10,48 +10,49 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .alerts import StackAlert
 from .cost import CostReport
+from .currency import money
 from .policy_rules import Finding
 from .preemption import JobExposure
 from .queue import QUEUE_HEADER, QUEUE_NOTE, QueueReport, queue_rows, queue_title
 from .render import display_type
 
 
-def usd(value: float | None) -> str:
-    if value is None:
-        return "unknown"
-    size = abs(value)
-    return (
-        f"${value:,.2f}"
-        if size >= 1 or size == 0
-        else f"${value:.3f}"
-        if size >= 0.01
-        else f"${value:.4f}"
-    )
+def usd(value: float | None, currency: str = "USD") -> str:
+    """An amount with its currency's sign (`money`); the name predates currencies."""
+    return money(value, currency)
 
 
-def signed(value: float) -> str:
-    return ("+" if value > 0 else "-" if value < 0 else "±") + usd(abs(value))
+def signed(value: float, currency: str = "USD") -> str:
+    return ("+" if value > 0 else "-" if value < 0 else "±") + money(abs(value), currency)
 
 
-def total(value: float | None, unpriced: int) -> str:
+def total(value: float | None, unpriced: int, currency: str = "USD") -> str:
     """A total over lines of which `unpriced` have no price: never "$0" for "unknown"."""
-    if not unpriced:
-        return usd(value)
-    if not value:
-        return f"unknown ({unpriced} unpriced)"
-    return f"at least {usd(value)} ({unpriced} unpriced)"
+    return totals_text({currency: value} if value else {}, unpriced)
+
+
+def totals_text(by_currency: Mapping[str, float | None], unpriced: int) -> str:
+    """Totals per currency, side by side and never added ("$1.20 + ¥8.50"); "at least" when
+    lines are unpriced, "unknown" when nothing is priced."""
+    parts = [money(v, c) for c, v in sorted(by_currency.items()) if v]
+    if not parts:
+        return f"unknown ({unpriced} unpriced)" if unpriced else money(0.0)
+    shown = " + ".join(parts)
+    return f"at least {shown} ({unpriced} unpriced)" if unpriced else shown
 
 
 def delta_text(d: Mapping[str, Any], figure: str) -> str:
     """The cost delta of one figure; says "unknown" and why when a changed line has no price."""
     c = d["cost"]
+    currency = str(c.get("currency") or "USD")
     priced = float((c.get("deltaPriced") or c["delta"]).get(figure) or 0.0)
     unknown = list((c.get("deltaUnknown") or {}).get(figure) or [])
     if not unknown:
-        return signed(priced)
+        return signed(priced, currency)
     shown = "; ".join(unknown[:3]) + (f"; and {len(unknown) - 3} more" if len(unknown) > 3 else "")
-    rest = f" (priced items alone: {signed(priced)})" if priced else ""
+    rest = f" (priced items alone: {signed(priced, currency)})" if priced else ""
     return f"unknown: {len(unknown)} changed item(s) without a price: {shown}{rest}"
 
 
@@ -65,11 +66,50 @@ def _price_note(report: CostReport) -> str:
         if report.unknown
         else ""
     )
-    return (
-        f"Estimate, USD, list prices dated {span}; monthly = 730 h, GPU pool at min size plus "
-        f"{a.gpu_hours_per_month} GPU hours; storage at {a.storage_gb} GB; spot factor "
-        f"{a.spot_factor if a.spot_factor is not None else 'unknown'}{unknown}."
+    currencies = sorted({line.currency for line in report.lines if line.monthly is not None})
+    money_note = (
+        f"{' and '.join(currencies)}, never added together"
+        if len(currencies) > 1
+        else (currencies[0] if currencies else report.currency)
     )
+    foreign = [c for c in currencies if c != report.currency]
+    if foreign:
+        money_note += (
+            f" ({' and '.join(foreign)} figures not converted; the stack's billing currency is "
+            f"taken to be {report.currency}, and their {report.currency} price is not confirmed)"
+        )
+    spot = (
+        f"spot: current prices refreshed {a.prices.refreshed} where listed, else factor "
+        if a.prices is not None and a.prices.spot and not a.spot_factor_explicit
+        else "spot factor "
+    )
+    if not report.lines:
+        return (
+            "Nothing this stack creates is billed by itself: the nodes its workloads run on "
+            "are billed with the cluster (the stack or account that created it)."
+        )
+    return (
+        f"Estimate, {money_note}, prices dated {span}; monthly = 730 h, GPU pools at min size "
+        f"plus {a.gpu_hours_per_month} GPU hours on the first; storage at {a.storage_gb} GB; "
+        f"{spot}{a.spot_factor if a.spot_factor is not None else 'unknown'}{unknown}."
+    )
+
+
+def price_sources(report: CostReport) -> list[str]:
+    """Where each node price comes from, with its date: what a reader checks first."""
+    found = []
+    for line in report.lines:
+        if line.item not in ("pool", "instance"):
+            continue
+        how = next((n for n in line.note.split("; ") if n.startswith("spot = ")), "")
+        price = (
+            "no price (`gpuinfra prices --stack <stack>` reads it with your credentials)"
+            if line.node_per_hour is None
+            else f"{money(line.node_per_hour, line.currency)}/h per node"
+            + (f" ({how})" if how else "")
+        )
+        found.append(f"{line.resource}: {price}; source: {line.source}; {line.price_date}")
+    return found
 
 
 def _cost_rows(report: CostReport) -> list[list[str]]:
@@ -77,25 +117,25 @@ def _cost_rows(report: CostReport) -> list[list[str]]:
         [
             line.resource,
             line.what,
-            usd(line.hourly_desired),
-            usd(line.hourly_max),
-            usd(line.hourly_idle),
-            usd(line.monthly),
+            money(line.hourly_desired, line.currency),
+            money(line.hourly_max, line.currency),
+            money(line.hourly_idle, line.currency),
+            money(line.monthly, line.currency),
         ]
         for line in report.lines
     ]
-    t, n = report.totals, report.unpriced
+    by, n = report.totals_by_currency, report.unpriced
+    figures = ("hourly_desired", "hourly_max", "hourly_idle", "monthly")
+    if not report.lines:  # not "$0.00": that reads as free, and the nodes are billed elsewhere
+        return [["total", "", *(["nothing billed here"] * len(figures))]]
     rows.append(
         ["total", ""]
-        + [
-            total(t.get(k), n.get(k, 0))
-            for k in ("hourly_desired", "hourly_max", "hourly_idle", "monthly")
-        ]
+        + [totals_text({c: t.get(k) for c, t in by.items()}, n.get(k, 0)) for k in figures]
     )
     return rows
 
 
-_COST_HEADER = ["resource", "what", "$/h desired", "$/h max", "$/h idle", "$/month"]
+_COST_HEADER = ["resource", "what", "per h desired", "per h max", "per h idle", "per month"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -110,6 +150,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 _PREEMPTION_HEADER = (
     "training Job",
+    "GPU pool",
     "GPUs",
     "checkpoint every",
     "hard kill: GPU-h redone, worst (mean)",
@@ -135,15 +176,19 @@ def _preemption_rows(jobs: Sequence[JobExposure]) -> list[list[str]]:
         every = (
             "not set" if j.checkpoint_every_seconds is None else f"{j.checkpoint_every_seconds:g} s"
         )
+        pool = "-" if j.spot is None else f"{j.pool or '?'} ({'spot' if j.spot else 'on-demand'})"
         rows.append(
             [
                 j.job,
+                pool,
                 str(j.gpus),
                 every,
                 f"{_hours(j.lost_gpu_hours_worst)} ({_hours(j.lost_gpu_hours_mean)})",
-                usd(j.lost_usd_worst),
+                money(j.lost_usd_worst, j.currency),
                 (
-                    f"drained by {j.drained_by}: the step in flight, if the checkpoint fits "
+                    "on-demand pool: no spot reclaim"
+                    if j.spot is False
+                    else f"drained by {j.drained_by}: the step in flight, if the checkpoint fits "
                     f"in {j.grace_seconds} s"
                     if j.drained_by
                     else "nothing here drains the node (unless the cluster does): a hard kill"
@@ -161,15 +206,35 @@ JOB_REPLACEMENT_NOTE = (
 )
 
 
+_ALERT_HEADER = ("alert", "severity", "after", "fires when")
+
+
+def _alert_rows(alerts: Sequence[StackAlert]) -> list[list[str]]:
+    return [[a.alert, a.severity, a.after, a.expr] for a in alerts]
+
+
+def _alert_title(alerts: Sequence[StackAlert]) -> str:
+    rules = ", ".join(sorted({a.rule for a in alerts}))
+    return f"GPU alerts ({len(alerts)}, PrometheusRule {rules})"
+
+
 def text_summary(
     report: CostReport,
     findings: Sequence[Finding],
     jobs: Sequence[JobExposure] = (),
     deploy_from: str | None = None,
+    alerts: Sequence[StackAlert] = (),
+    alerts_note: str | None = None,
     queue: QueueReport | None = None,
 ) -> str:
     parts = [f"Deploy from: {deploy_from}", ""] if deploy_from else []
-    parts += ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report), ""]
+    sources = price_sources(report)
+    parts += ["Cost estimate:", _table(_COST_HEADER, _cost_rows(report)), _price_note(report)]
+    parts += [f"Node price: {s}" for s in sources] + [""]
+    if alerts:
+        parts += [_alert_title(alerts) + ":", _table(_ALERT_HEADER, _alert_rows(alerts)), ""]
+    elif alerts_note:
+        parts += [f"GPU alerts: {alerts_note}.", ""]
     if jobs:
         parts += [
             "Preemption exposure:",
@@ -421,6 +486,8 @@ def markdown(
     findings: Sequence[Finding],
     d: Mapping[str, Any] | None = None,
     jobs: Sequence[JobExposure] = (),
+    alerts: Sequence[StackAlert] = (),
+    alerts_note: str | None = None,
     queue: QueueReport | None = None,
 ) -> str:
     """A PR-comment summary of one stack: resources, diff, cost, preemption, queue, findings."""
@@ -454,6 +521,8 @@ def markdown(
     rows = ["| " + " | ".join(_md(c) for c in row) + " |" for row in _cost_rows(report)]
     out += _cuttable(3, "| (per-resource lines cut) | | | | | |", rows[:-1]) + rows[-1:]
     out += ["", f"_{_price_note(report)}_", ""]
+    out += [f"- Node price: {_md(s)}" for s in price_sources(report)]
+    out += [""] if price_sources(report) else []
     if jobs:
         out += ["#### Preemption exposure", "", "| " + " | ".join(_PREEMPTION_HEADER) + " |"]
         out.append("|" + "---|" * len(_PREEMPTION_HEADER))
@@ -465,6 +534,14 @@ def markdown(
             out += ["| " + " | ".join(QUEUE_HEADER) + " |", "|" + "---|" * len(QUEUE_HEADER)]
             out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in queue_rows(queue)]
         out += ["", f"_{QUEUE_NOTE}_", ""]
+    if alerts:
+        out += [f"#### {_alert_title(alerts)}", "", "| " + " | ".join(_ALERT_HEADER) + " |"]
+        out.append("|" + "---|" * len(_ALERT_HEADER))
+        rows = [f"| {a.alert} | {a.severity} | {a.after} | {_md(code(a.expr))} |" for a in alerts]
+        out += _cuttable(1, f"| ({len(rows)} alerts cut) | | | |", rows)
+        out.append("")
+    elif alerts_note:
+        out += ["#### GPU alerts", "", f"{_md(alerts_note)}.", ""]
     out += ["#### Policy findings", ""]
     if not findings:
         out.append("None.")

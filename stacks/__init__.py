@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pulumi
 
-from components.cluster_handle import ClusterHandle, handle_document
+from components.cluster_handle import ClusterHandle, GpuPool, handle_document
 from components.deploy_from import api_access, deploy_from
 from components.settings import Settings
 
@@ -51,6 +51,21 @@ BUILDERS: dict[str, Callable[[Settings], ClusterHandle]] = {
 }
 
 
+def gpu_pools_output(pools: Sequence[GpuPool]) -> dict[str, dict[str, object]]:
+    """The `gpuPools` stack output: per pool, what it runs and how far it scales."""
+    return {
+        pool.name: {
+            "instanceTypes": list(pool.instance_types),
+            "gpus": f"{pool.gpus_per_node} x {pool.gpu_model}",
+            "capacityType": pool.capacity_type,
+            "nodes": f"{pool.min_nodes} to {pool.max_nodes}",
+            "nodeSelector": pool.selector,
+            "taints": [f"{t.key}={t.value}:{t.effect}" for t in pool.taints],
+        }
+        for pool in pools
+    }
+
+
 def deploy_gpu_layer(settings: Settings, handle: ClusterHandle) -> None:
     """The GPU layer (device plugin, DCGM exporter, training Jobs) on `handle`'s cluster."""
     from components.kubernetes.gpu_layer import GpuLayer, GpuLayerArgs
@@ -73,12 +88,15 @@ def build_stack(settings: Settings) -> ClusterHandle | None:
         kubernetes.build_from_cluster_stack(settings, existing.cluster_stack, deploy_gpu_layer)
         return None
     handle = BUILDERS[settings.cloud](settings)
-    if existing is None:  # a cloud stack: from where its endpoint answers, its GPUs per node
+    if existing is None:  # a cloud stack: from where its endpoint answers, its GPU pools
+        pools = settings.require_gpu_pools()
         handle = dataclasses.replace(
             handle,
             api_access=api_access(settings),
-            gpus_per_node=settings.require_gpu_pool().instance.gpu_count,
+            gpus_per_node=max(pool.gpus_per_node for pool in pools),
         )
+        pulumi.export("gpuInstanceType", pools[0].instance.instance_type)
+        pulumi.export("gpuPools", gpu_pools_output(handle.gpu_pools))
     pulumi.export("deployFrom", deploy_from(settings).sentence)
     if settings.gpu_layer.mode == "separate":
         pulumi.export("clusterHandle", pulumi.Output.secret(handle_document(handle)))

@@ -6,6 +6,7 @@ import pulumi
 
 from components.alicloud.autoscaler import AckAutoscaler, AckAutoscalerArgs
 from components.alicloud.cluster import AckCluster, AckClusterArgs
+from components.alicloud.dataset_mount import OssfsRrsa, OssfsRrsaArgs
 from components.alicloud.identity import (
     RRSA_ROLE_ANNOTATION,
     RrsaRole,
@@ -22,7 +23,13 @@ from components.alicloud.nodepool import (
 from components.alicloud.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.alicloud.storage import OssBucket, OssBucketArgs, oss_endpoint
 from components.alicloud.workstation import GpuWorkstation, GpuWorkstationArgs
-from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
+from components.cluster_handle import (
+    GPU_TAINT,
+    BucketRef,
+    ClusterHandle,
+    common_labels,
+    gpu_pool_of,
+)
 from components.settings import Settings
 from components.tags import stack_tags
 
@@ -39,8 +46,8 @@ def build(settings: Settings) -> ClusterHandle:
     def tags(component: str) -> dict[str, str]:
         return stack_tags(settings.stack, component)
 
-    gpu = settings.require_gpu_pool()
-    gpu_types = [gpu.instance.instance_type, *ali.extra_instance_types]
+    gpu_pools = settings.require_gpu_pools()
+    pools = tuple(gpu_pool_of(pool) for pool in gpu_pools)
 
     network = AlicloudNetwork(
         prefix,
@@ -48,7 +55,9 @@ def build(settings: Settings) -> ClusterHandle:
             vpc_cidr=settings.network.vpc_cidr,
             public_subnet_cidrs=settings.network.public_subnet_cidrs,
             private_subnet_cidrs=settings.network.private_subnet_cidrs,
-            gpu_instance_type=gpu.instance.instance_type,
+            # Zones that sell every pool's type (extra types are sold where their pool's is,
+            # or ACK buys the pool's own type there).
+            gpu_instance_types=[pool.instance.instance_type for pool in gpu_pools],
             tags=tags("network"),
         ),
     )
@@ -98,38 +107,43 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
-    gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
-    pool_labels = dict(gpu_labels)
-    if ali.driver_version:
-        pool_labels[DRIVER_LABEL] = ali.driver_version
-    gpu_pool = AckNodePool(
-        f"{prefix}-gpu",
-        AckNodePoolArgs(
-            cluster_id=cluster.cluster_id,
-            vswitch_ids=network.node_vswitch_ids,
-            instance_types=gpu_types,
-            size=gpu.size,
-            autoscale=True,
-            scaling_type="gpu",
-            disk_size_gb=gpu.disk_size_gb,
-            labels=pool_labels,
-            taints=[GPU_TAINT],
-            security_group_ids=node_security_groups,
-            tags=tags("gpu-pool"),
-            spot=SpotSettings(
-                strategy=ali.spot_strategy,
-                price_limit=ali.spot_price_limit,
-                on_demand_fallback=ali.on_demand_fallback,
-            ),
-        ),
-    )
+    # One autoscaled ACK pool per GPU pool: ACK's autoscaler plans each pool's first node from
+    # the pool's own instance types, labels and taints.
+    gpu_node_pools = []
+    for pool, view in zip(gpu_pools, pools, strict=True):
+        node_labels = dict(view.node_labels)
+        if ali.driver_version:
+            node_labels[DRIVER_LABEL] = ali.driver_version
+        gpu_node_pools.append(
+            AckNodePool(
+                f"{prefix}-{pool.name}",
+                AckNodePoolArgs(
+                    cluster_id=cluster.cluster_id,
+                    vswitch_ids=network.node_vswitch_ids,
+                    instance_types=list(pool.instance_types),
+                    size=pool.size,
+                    autoscale=True,
+                    scaling_type="gpu",
+                    disk_size_gb=pool.disk_size_gb,
+                    labels=node_labels,
+                    taints=view.taints,
+                    security_group_ids=node_security_groups,
+                    tags=tags("gpu-pool"),
+                    spot=SpotSettings(
+                        strategy=pool.spot_strategy,
+                        price_limit=pool.spot_max_price,
+                        on_demand_fallback=pool.on_demand_fallback,
+                    ),
+                ),
+            )
+        )
     autoscaling = settings.require_autoscaling()
     AckAutoscaler(
         prefix,
         AckAutoscalerArgs(
             cluster_id=cluster.cluster_id,
             scale_down_delay_minutes=autoscaling.scale_down_delay_minutes,
-            depends_on=(gpu_pool,),
+            depends_on=tuple(gpu_node_pools),
         ),
     )
 
@@ -159,13 +173,26 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
+    # Training Jobs may mount datasets of the bucket read-only through ossfs (`access: mount`).
+    ossfs = OssfsRrsa(
+        prefix,
+        OssfsRrsaArgs(
+            role_name=f"{prefix}-ossfs",
+            oidc_provider_arn=cluster.rrsa_oidc_provider_arn,
+            oidc_issuer_url=cluster.rrsa_oidc_issuer_url,
+            bucket_name=bucket.bucket_name,
+            tags=tags("datasets"),
+        ),
+    )
+
     endpoint = oss_endpoint(settings.region, internal=True)  # pods run inside the region
     handle = ClusterHandle(
         cloud="alicloud",
         cluster_name=cluster.cluster_name,
         kubeconfig=cluster.kubeconfig,
-        gpu_node_labels=gpu_labels,
+        gpu_node_labels=common_labels(pools),
         gpu_taint=GPU_TAINT,
+        gpu_pools=pools,
         # ACK installs the NVIDIA device plugin on GPU nodes itself: a second one would
         # advertise every GPU twice.
         platform_runs_device_plugin=True,
@@ -178,8 +205,11 @@ def build(settings: Settings) -> ClusterHandle:
         # ack-pod-identity-webhook injects RRSA credentials only into labelled namespaces.
         training_namespace_labels={"pod-identity.alibabacloud.com/injection": "on"},
         # ACK does not drain a spot node before ECS reclaims it: the GPU layer's agent does.
-        spot_reclaim_notice=SPOT_RECLAIM_NOTICE if gpu.capacity_type == "spot" else None,
+        spot_reclaim_notice=(
+            SPOT_RECLAIM_NOTICE if any(p.capacity_type == "spot" for p in pools) else None
+        ),
         nodes=(system,),  # awaited workloads of the GPU layer need a node to run on
+        dataset_mount=ossfs.mount,
     )
 
     pulumi.export("cloud", "alicloud")
@@ -195,9 +225,8 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketEndpoint", endpoint)
     pulumi.export("trainingRoleName", training_role.role_name)
     pulumi.export("trainingRoleArn", training_role.role_arn)
+    pulumi.export("datasetMountRoleName", ossfs.role_name)
     pulumi.export("rrsaOidcProviderArn", cluster.rrsa_oidc_provider_arn)
-    pulumi.export("gpuInstanceType", gpu.instance.instance_type)
-    pulumi.export("gpuInstanceTypes", gpu_types)
     pulumi.export("gpuNodeScaling", autoscaling.summary("ACK cluster-autoscaler"))
 
     if settings.workstation is not None:
@@ -206,7 +235,7 @@ def build(settings: Settings) -> ClusterHandle:
             prefix,
             GpuWorkstationArgs(
                 settings=settings.workstation,
-                # A vSwitch in a zone that sells the GPU pool's type (see AlicloudNetwork),
+                # A vSwitch in a zone that sells the GPU pools' types (see AlicloudNetwork),
                 # handed on once the cluster exists: a private workstation's egress (driver,
                 # packages at first boot) is the SNAT entry ACK creates with the cluster.
                 vswitch_id=pulumi.Output.all(

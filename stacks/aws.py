@@ -22,6 +22,7 @@ from components.aws.cluster_access import (
     admin_principals,
     deploying_principal_arn,
 )
+from components.aws.dataset_mount import MountpointS3Driver, MountpointS3DriverArgs
 from components.aws.deployed_versions import deployed_versions
 from components.aws.identity import (
     IRSA_ANNOTATION,
@@ -34,7 +35,13 @@ from components.aws.nodepool import ManagedNodeGroup, ManagedNodeGroupArgs, Node
 from components.aws.security_group import AdminSecurityGroup, AdminSecurityGroupArgs
 from components.aws.storage import DataBucket, DataBucketArgs
 from components.aws.workstation import GpuWorkstation, GpuWorkstationArgs
-from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
+from components.cluster_handle import (
+    GPU_TAINT,
+    BucketRef,
+    ClusterHandle,
+    common_labels,
+    gpu_pool_of,
+)
 from components.settings import Problem, Settings, SettingsError, eks_versions
 from components.tags import stack_tags
 
@@ -139,33 +146,39 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
-    gpu = settings.require_gpu_pool()
-    gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
-    gpu_node_labels = {**gpu_labels, AWS_GPU_LABEL: gpu.instance.gpu_model}
-    gpu_group = ManagedNodeGroup(
-        f"{prefix}-gpu",
-        ManagedNodeGroupArgs(
-            cluster_name=cluster.cluster_name,
-            node_role_arn=node_role.role_arn,
-            subnet_ids=network.private_subnet_ids,
-            instance_types=[gpu.instance.instance_type],
-            # AL2023 with the NVIDIA driver and container toolkit (AL2 ended support 2025-11-26).
-            ami_type="AL2023_x86_64_NVIDIA",
-            capacity_type="SPOT" if gpu.capacity_type == "spot" else "ON_DEMAND",
-            size=gpu.size,
-            disk_size_gb=gpu.disk_size_gb,
-            labels=gpu_node_labels,
-            taints=[GPU_TAINT],
-            kubernetes_version=version,
-            tags=tags("gpu-pool"),
-            depends_on=node_role.attachments,
-            autoscaled=True,
-            autoscaler_tags={
-                **discovery_tags(prefix),
-                **scale_from_zero_tags(gpu.instance.gpu_count, gpu_node_labels, [GPU_TAINT]),
-            },
-        ),
-    )
+    # One managed node group per GPU pool, each with its own labels, taints and the
+    # scale-from-zero node template the Cluster Autoscaler plans that pool's first node from.
+    pools = tuple(gpu_pool_of(pool) for pool in settings.require_gpu_pools())
+    gpu_groups = []
+    for pool, view in zip(settings.require_gpu_pools(), pools, strict=True):
+        node_labels = {**view.node_labels, AWS_GPU_LABEL: pool.gpu_model}
+        gpu_groups.append(
+            ManagedNodeGroup(
+                f"{prefix}-{pool.name}",
+                ManagedNodeGroupArgs(
+                    cluster_name=cluster.cluster_name,
+                    node_role_arn=node_role.role_arn,
+                    subnet_ids=network.private_subnet_ids,
+                    instance_types=[pool.instance.instance_type],
+                    # AL2023 with the NVIDIA driver and container toolkit (AL2 ended support
+                    # 2025-11-26).
+                    ami_type="AL2023_x86_64_NVIDIA",
+                    capacity_type="SPOT" if pool.capacity_type == "spot" else "ON_DEMAND",
+                    size=pool.size,
+                    disk_size_gb=pool.disk_size_gb,
+                    labels=node_labels,
+                    taints=view.taints,
+                    kubernetes_version=version,
+                    tags=tags("gpu-pool"),
+                    depends_on=node_role.attachments,
+                    autoscaled=True,
+                    autoscaler_tags={
+                        **discovery_tags(prefix),
+                        **scale_from_zero_tags(pool.gpus_per_node, node_labels, view.taints),
+                    },
+                ),
+            )
+        )
     autoscaling = settings.require_autoscaling()
     autoscaler = ClusterAutoscalerRole(
         prefix,
@@ -205,6 +218,19 @@ def build(settings: Settings) -> ClusterHandle:
         ),
     )
 
+    # Training Jobs may mount datasets of the bucket read-only (`access: mount`).
+    s3_csi = MountpointS3Driver(
+        prefix,
+        MountpointS3DriverArgs(
+            cluster_name=cluster.cluster_name,
+            oidc_provider_arn=cluster.oidc_provider_arn,
+            oidc_issuer_url=cluster.oidc_issuer_url,
+            bucket_arn=bucket.bucket_arn,
+            tags=tags("datasets"),
+            depends_on=(system_group, *gpu_groups),
+        ),
+    )
+
     # The GPU layer talks to the API server with this kubeconfig: it must wait until the
     # principals are admitted (else 401) and the node groups exist (else Deployments it awaits
     # have nowhere to run). An output that resolves only then carries those dependencies to
@@ -213,15 +239,16 @@ def build(settings: Settings) -> ClusterHandle:
         cluster.kubeconfig,
         access.granted,
         system_group.node_group_name,
-        gpu_group.node_group_name,
+        *(group.node_group_name for group in gpu_groups),
     ).apply(lambda parts: str(parts[0]))
     kubeconfig: pulumi.Output[str] = pulumi.Output.secret(ready)
     handle = ClusterHandle(
         cloud="aws",
         cluster_name=cluster.cluster_name,
         kubeconfig=kubeconfig,
-        gpu_node_labels=gpu_labels,
+        gpu_node_labels=common_labels(pools),
         gpu_taint=GPU_TAINT,
+        gpu_pools=pools,
         platform_runs_device_plugin=False,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -233,6 +260,7 @@ def build(settings: Settings) -> ClusterHandle:
         training_service_account=identity.service_account,
         service_account_annotations={IRSA_ANNOTATION: training_role.role_arn},
         autoscaler=autoscaler.spec,
+        dataset_mount=s3_csi.mount,
     )
 
     pulumi.export("cloud", "aws")
@@ -244,7 +272,7 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketName", bucket.bucket_name)
     pulumi.export("bucketUri", handle.bucket.uri)
     pulumi.export("trainingRoleArn", training_role.role_arn)
-    pulumi.export("gpuInstanceType", gpu.instance.instance_type)
+    pulumi.export("datasetMountRoleArn", s3_csi.role_arn)
     pulumi.export("gpuNodeScaling", autoscaling.summary("Cluster Autoscaler"))
 
     if settings.workstation is not None:

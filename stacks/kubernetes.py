@@ -8,6 +8,7 @@ by `stacks.build_stack`, as for every other stack.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, cast
 
@@ -22,6 +23,8 @@ from components.cluster_handle import (
 )
 from components.deploy_from import deploy_from
 from components.settings import Problem, Settings, SettingsError
+from components.settings.datasets import PLATFORMS, DatasetPlatform, platform_problems
+from components.settings.gpu_layer import Misfit, TrainingJobSettings, place_job
 
 CLUSTER_HANDLE_OUTPUT = "clusterHandle"
 
@@ -64,23 +67,81 @@ def build(settings: Settings) -> ClusterHandle:
     return handle
 
 
-def _jobs_fit(settings: Settings, handle: ClusterHandle) -> None:
-    """Jobs were checked against 1-16 GPUs per node; the cluster stack knows its pool's."""
-    have = handle.gpus_per_node
-    if have is None:
-        return
-    problems = [
-        Problem(
-            f"gpuinfra:trainingJobs[{i}].gpusPerNode",
-            job.gpus_per_node,
-            f"must be between 1 and {have} (a node of the cluster stack's GPU pool has "
-            f"{have} GPU{'s' * (have != 1)})",
-        )
+def _datasets_fit(settings: Settings, handle: ClusterHandle) -> list[Problem]:
+    """Datasets the cluster stack's platform cannot serve (settings knew only `kubernetes`)."""
+    mount = handle.dataset_mount
+    no_mount = PLATFORMS.get(handle.cloud, DatasetPlatform("", None, "")).no_mount
+    return [
+        Problem(f"gpuinfra:trainingJobs[{i}].{field}", value, allowed)
         for i, job in enumerate(settings.gpu_layer.training_jobs)
-        if job.gpus_per_node > have
+        if job.dataset is not None
+        for field, value, allowed in platform_problems(
+            job.dataset,
+            scheme=handle.bucket.scheme,
+            mount_driver=mount.driver if mount else None,
+            no_mount=no_mount or f"the cluster stack ({handle.cloud}) has no dataset CSI driver",
+        )
     ]
+
+
+def _jobs_fit(settings: Settings, handle: ClusterHandle) -> Settings:
+    """The settings with each Job placed on one of the cluster stack's GPU pools.
+
+    Jobs were checked against 1-16 GPUs per node and no pools; the cluster stack's handle knows
+    its pools (or, written before several pools, one lot of GPU nodes of `gpus_per_node`)."""
+    problems: list[Problem] = []
+    placed: list[TrainingJobSettings] = []
+    for i, job in enumerate(settings.gpu_layer.training_jobs):
+        key = f"gpuinfra:trainingJobs[{i}]"
+        if handle.gpu_pools:
+            where = place_job(
+                handle.gpu_pools,
+                job=job.name,
+                pool=job.pool,
+                gpu_model=job.gpu_model,
+                gpus_per_node=job.gpus_per_node,
+            )
+            if isinstance(where, Misfit):
+                value = {"pool": job.pool, "gpuModel": job.gpu_model}.get(
+                    where.field, job.gpus_per_node
+                )
+                problems.append(Problem(f"{key}.{where.field}", value, where.message))
+            else:
+                placed.append(dataclasses.replace(job, pool=where.name))
+            continue
+        for field, value in (("pool", job.pool), ("gpuModel", job.gpu_model)):
+            if value is not None:
+                problems.append(
+                    Problem(
+                        f"{key}.{field}",
+                        value,
+                        "the cluster stack's clusterHandle lists no GPU pools (written by a "
+                        "gpuinfra version before several pools): run its `pulumi up` with this "
+                        "version first, or remove it",
+                    )
+                )
+        have = handle.gpus_per_node
+        if have is not None and job.gpus_per_node > have:
+            problems.append(
+                Problem(
+                    f"{key}.gpusPerNode",
+                    job.gpus_per_node,
+                    f"must be between 1 and {have} (a node of the cluster stack's GPU pool has "
+                    f"{have} GPU{'s' * (have != 1)})",
+                )
+            )
+        placed.append(job)
+    problems += _datasets_fit(settings, handle)
     if problems:
         raise SettingsError(settings.stack, problems)
+    layer = dataclasses.replace(settings.gpu_layer, training_jobs=tuple(placed))
+    if handle.gpu_pools:
+        # The idle-node alert spares the nodes the cluster stack's pools keep at their minima.
+        kept = sum(p.min_nodes for p in handle.gpu_pools)
+        layer = dataclasses.replace(
+            layer, alerts=dataclasses.replace(layer.alerts, min_gpu_nodes=kept)
+        )
+    return dataclasses.replace(settings, gpu_layer=layer)
 
 
 def handle_of(
@@ -106,7 +167,6 @@ def handle_of(
             settings.stack,
             [Problem("gpuinfra:clusterStack", cluster_stack, f"unreadable clusterHandle: {error}")],
         ) from error
-    _jobs_fit(settings, handle)
     return handle
 
 
@@ -127,7 +187,7 @@ def build_from_cluster_stack(
 
     def build_layer(doc: Mapping[str, Any] | None) -> str:
         handle = handle_of(settings, cluster_stack, doc)
-        deploy(settings, handle)
+        deploy(_jobs_fit(settings, handle), handle)
         return deploy_from(settings, handle.api_access).sentence
 
     deploy_from_sentence = document.apply(build_layer)

@@ -8,8 +8,15 @@ from typing import Literal
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
 
-from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
+from components.cluster_handle import (
+    GPU_TAINT,
+    BucketRef,
+    ClusterHandle,
+    common_labels,
+    gpu_pool_of,
+)
 from components.settings import Settings
+from components.settings.model import GpuPoolSettings
 from components.tags import stack_tags
 from components.tencentcloud.cluster import (
     TkeAutoscaler,
@@ -65,6 +72,10 @@ Not confirmed on a live cluster: with a GPU node up, `kubectl -n kube-system get
 TKE's plugin; if none is there, set `gpuinfra:devicePlugin: always`."""
 
 
+def _charge_type(pool: GpuPoolSettings) -> Literal["SPOTPAID", "POSTPAID_BY_HOUR"]:
+    return "SPOTPAID" if pool.capacity_type == "spot" else "POSTPAID_BY_HOUR"
+
+
 def build(settings: Settings) -> ClusterHandle:
     tc = settings.tencentcloud
     if tc is None:
@@ -74,17 +85,14 @@ def build(settings: Settings) -> ClusterHandle:
     def tags(component: str) -> dict[str, str]:
         return stack_tags(settings.stack, component)
 
-    gpu = settings.require_gpu_pool()
-    charge_type: Literal["SPOTPAID", "POSTPAID_BY_HOUR"] = (
-        "SPOTPAID" if gpu.capacity_type == "spot" else "POSTPAID_BY_HOUR"
-    )
+    gpu_pools = settings.require_gpu_pools()
+    pools = tuple(gpu_pool_of(pool) for pool in gpu_pools)
     network = TencentNetwork(
         prefix,
         TencentNetworkArgs(
             vpc_cidr=settings.network.vpc_cidr,
             subnet_cidrs=settings.network.private_subnet_cidrs,
-            gpu_instance_type=gpu.instance.instance_type,
-            charge_type=charge_type,
+            gpu_offers=[(p.instance.instance_type, _charge_type(p)) for p in gpu_pools],
             nat_gateways=settings.network.nat_gateways,
             tags=tags("network"),
             zones=tc.zones,
@@ -142,32 +150,34 @@ def build(settings: Settings) -> ClusterHandle:
             tags=tags("system-pool"),
         ),
     )
-    gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
     software = (
         GpuSoftware(tc.gpu_software, tc.install_cuda, tc.install_cudnn)
         if tc.gpu_software is not None
         else None
     )
-    TkeNodePool(
-        f"{prefix}-gpu",
-        TkeNodePoolArgs(
-            pool_name="gpu",
-            cluster_id=cluster.cluster_id,
-            vpc_id=network.vpc_id,
-            subnet_ids=network.subnet_ids,
-            instance_type=gpu.instance.instance_type,
-            charge_type=charge_type,
-            spot_max_price=tc.spot_max_price,
-            size=gpu.size,
-            data_disk_gb=gpu.disk_size_gb,
-            labels=gpu_labels,
-            taints=[GPU_TAINT],
-            security_group_ids=node_security_groups,
-            key_id=node_key.key_id,
-            gpu=software,
-            tags=tags("gpu-pool"),
-        ),
-    )
+    # One TKE pool per GPU pool (TKE's autoscaler plans each from its own launch
+    # configuration, labels and taints); its TKE name is the pool's name (at most 16).
+    for pool, view in zip(gpu_pools, pools, strict=True):
+        TkeNodePool(
+            f"{prefix}-{pool.name}",
+            TkeNodePoolArgs(
+                pool_name=pool.name,
+                cluster_id=cluster.cluster_id,
+                vpc_id=network.vpc_id,
+                subnet_ids=network.subnet_ids,
+                instance_type=pool.instance.instance_type,
+                charge_type=_charge_type(pool),
+                spot_max_price=pool.spot_max_price,
+                size=pool.size,
+                data_disk_gb=pool.disk_size_gb,
+                labels=view.node_labels,
+                taints=view.taints,
+                security_group_ids=node_security_groups,
+                key_id=node_key.key_id,
+                gpu=software,
+                tags=tags("gpu-pool"),
+            ),
+        )
 
     api_sg = (
         ApiSecurityGroup(
@@ -220,8 +230,9 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="tencentcloud",
         cluster_name=cluster.cluster_name,
         kubeconfig=endpoint.kubeconfig,
-        gpu_node_labels=gpu_labels,
+        gpu_node_labels=common_labels(pools),
         gpu_taint=GPU_TAINT,
+        gpu_pools=pools,
         platform_runs_device_plugin=PLATFORM_RUNS_DEVICE_PLUGIN,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -233,7 +244,9 @@ def build(settings: Settings) -> ClusterHandle:
         training_service_account=identity.service_account,
         service_account_annotations={POD_IDENTITY_ANNOTATION: training_role.role_arn},
         # TKE does not drain a spot node before CVM reclaims it: the GPU layer's agent does.
-        spot_reclaim_notice=SPOT_RECLAIM_NOTICE if gpu.capacity_type == "spot" else None,
+        spot_reclaim_notice=(
+            SPOT_RECLAIM_NOTICE if any(p.capacity_type == "spot" for p in pools) else None
+        ),
         nodes=(system,),  # awaited workloads of the GPU layer need a node to run on
     )
 
@@ -247,7 +260,6 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketUri", handle.bucket.uri)
     pulumi.export("bucketEndpoint", handle.bucket.endpoint)
     pulumi.export("trainingRoleArn", training_role.role_arn)
-    pulumi.export("gpuInstanceType", gpu.instance.instance_type)
     pulumi.export("gpuNodeScaling", settings.require_autoscaling().summary("TKE autoscaler"))
     pulumi.export("zones", network.zones)
     pulumi.export("zoneSource", network.zone_source)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import pulumi
 
-from components.cluster_handle import GPU_NODE_LABEL, GPU_TAINT, BucketRef, ClusterHandle
+from components.cluster_handle import (
+    GPU_TAINT,
+    BucketRef,
+    ClusterHandle,
+    common_labels,
+    gpu_pool_of,
+)
 from components.settings import Settings
 from components.tags import stack_tags
 from components.volcengine.cluster import (
@@ -56,7 +62,8 @@ def build(settings: Settings) -> ClusterHandle:
     def tags(component: str) -> dict[str, str]:
         return stack_tags(settings.stack, component)
 
-    gpu = settings.require_gpu_pool()
+    gpu_pools = settings.require_gpu_pools()
+    pools = tuple(gpu_pool_of(pool) for pool in gpu_pools)
     network = VolcengineNetwork(
         prefix,
         VolcengineNetworkArgs(
@@ -112,23 +119,25 @@ def build(settings: Settings) -> ClusterHandle:
             tags=tags("system-pool"),
         ),
     )
-    gpu_labels = {GPU_NODE_LABEL: gpu.instance.gpu_model, "gpuinfra.io/pool": "gpu"}
-    VkeNodePool(
-        f"{prefix}-gpu",
-        VkeNodePoolArgs(
-            pool_name="gpu",
-            cluster_id=cluster.cluster_id,
-            subnet_ids=network.subnet_ids,
-            instance_type=gpu.instance.instance_type,
-            spot=ve.spot,
-            size=gpu.size,
-            data_disk_gb=gpu.disk_size_gb,
-            labels=gpu_labels,
-            taints=[GPU_TAINT],
-            security_group_ids=node_security_groups,
-            tags=tags("gpu-pool"),
-        ),
-    )
+    # One VKE pool per GPU pool, each autoscaled by VKE's cluster-autoscaler add-on from its
+    # own instance type, labels and taints; its VKE name is the pool's name.
+    for pool, view in zip(gpu_pools, pools, strict=True):
+        VkeNodePool(
+            f"{prefix}-{pool.name}",
+            VkeNodePoolArgs(
+                pool_name=pool.name,
+                cluster_id=cluster.cluster_id,
+                subnet_ids=network.subnet_ids,
+                instance_type=pool.instance.instance_type,
+                spot=pool.capacity_type == "spot",
+                size=pool.size,
+                data_disk_gb=pool.disk_size_gb,
+                labels=view.node_labels,
+                taints=view.taints,
+                security_group_ids=node_security_groups,
+                tags=tags("gpu-pool"),
+            ),
+        )
     VkeAddons(prefix, VkeAddonsArgs(cluster_id=cluster.cluster_id, depends_on=[system]))
     kubeconfig = VkeKubeconfig(
         prefix, VkeKubeconfigArgs(cluster_id=cluster.cluster_id, depends_on=[system])
@@ -162,8 +171,9 @@ def build(settings: Settings) -> ClusterHandle:
         cloud="volcengine",
         cluster_name=cluster.cluster_name,
         kubeconfig=kubeconfig.kubeconfig,
-        gpu_node_labels=gpu_labels,
+        gpu_node_labels=common_labels(pools),
         gpu_taint=GPU_TAINT,
+        gpu_pools=pools,
         platform_runs_device_plugin=PLATFORM_RUNS_DEVICE_PLUGIN,
         bucket=BucketRef(
             name=bucket.bucket_name,
@@ -195,14 +205,11 @@ def build(settings: Settings) -> ClusterHandle:
     pulumi.export("bucketEndpoint", handle.bucket.endpoint)
     pulumi.export("trainingRoleTrn", training_role.role_trn)
     pulumi.export("irsaIssuer", cluster.irsa_issuer)
-    pulumi.export("gpuInstanceType", gpu.instance.instance_type)
-    pulumi.export("gpuCapacity", "spot (SpotAsPriceGo)" if ve.spot else "pay-as-you-go")
-    scaling = settings.require_autoscaling()
     pulumi.export(
         "gpuNodeScaling",
-        f"VKE cluster-autoscaler: GPU pool {scaling.min_gpu_nodes} to {scaling.max_gpu_nodes} "
-        f"nodes (at most {scaling.max_gpu_nodes * scaling.gpus_per_node} GPUs; maxGpus "
-        f"{scaling.max_gpus}); idle nodes removed after VKE's default delay",
+        settings.require_autoscaling().summary(
+            "VKE cluster-autoscaler", delay="after VKE's default delay"
+        ),
     )
     pulumi.export("zones", list(ve.zones))
     pulumi.export("zoneSource", "settings (gpuinfra:vkeZones)")

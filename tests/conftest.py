@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -30,6 +31,30 @@ def stack_config(stack: str, overrides: Mapping[str, object] | None = None) -> d
         else:
             config[qualified] = engine_text(value)
     return config
+
+
+def flat_pool(stack: str, overrides: Mapping[str, object] | None = None) -> dict[str, object]:
+    """Overrides that turn `stack` into a single-pool stack file of the flat `gpuPool*` keys
+    (as stack files were before `gpuPools`): its first pool, then `overrides`."""
+    from components.settings.gpu_pools import LEGACY_KEYS, LIST_KEY
+
+    config = dict(load_stack_config(load_project(ROOT), stack).values)
+    first = json.loads(config[f"gpuinfra:{LIST_KEY}"])[0]
+    flat: dict[str, object] = {LIST_KEY: None}
+    flat.update({key: first[field] for field, key in LEGACY_KEYS.items() if field in first})
+    flat.update(overrides or {})
+    return flat
+
+
+def flat_if_pool_keys(stack: str, overrides: Mapping[str, object] | None) -> dict[str, object]:
+    """`overrides` as they are, or, where they set a flat per-pool key (`gpuPoolSpotMaxPrice`,
+    ...), on top of `stack` turned into its single-pool form (`flat_pool`): a test of a flat
+    key tests the single-pool stack file it belongs to."""
+    from components.settings.gpu_pools import LEGACY_KEYS
+
+    if overrides and set(LEGACY_KEYS.values()) & set(overrides):
+        return flat_pool(stack, overrides)
+    return dict(overrides or {})
 
 
 def build(stack: str = "dev", overrides: Mapping[str, object] | None = None) -> Plan:
@@ -89,3 +114,15 @@ def prod_plan() -> Plan:
 @pytest.fixture
 def build_stack_plan() -> BuildStack:
     return build
+
+
+@pytest.fixture(autouse=True)
+def _no_refreshed_prices(tmp_path_factory: pytest.TempPathFactory):
+    """Estimates and sizing read refreshed price files (`gpuinfra prices`) from the project's
+    `prices/`; tests read none unless they write their own (`gpuinfra.prices.file.set_folder`),
+    so a developer's refresh never changes a test's figures."""
+    from gpuinfra.prices import file as price_file
+
+    price_file.set_folder(tmp_path_factory.mktemp("no-prices"))
+    yield
+    price_file.set_folder(None)

@@ -40,6 +40,8 @@ class _Handler(BaseHTTPRequestHandler):
         status, reply = self.server.answer(self.command, self.path, headers, body)
         data = reply.encode() if isinstance(reply, str) else json.dumps(reply).encode()
         self.send_response(status)
+        if not isinstance(reply, str):  # as real JSON APIs label theirs (SDKs check it)
+            self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)

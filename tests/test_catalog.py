@@ -65,7 +65,7 @@ def test_every_entry_is_well_formed(cloud: str) -> None:
 
 def test_unknown_price_needs_a_reason() -> None:
     with pytest.raises(ValueError, match="note"):
-        catalog.Price(usd_per_hour=None, region="x", source="https://x", date="2026-01")
+        catalog.Price(per_hour=None, region="x", source="https://x", date="2026-01")
 
 
 def test_pick_cheapest_fitting_type() -> None:
@@ -91,3 +91,19 @@ def test_model_matching() -> None:
     assert catalog.matches_model("A100-80GB", "a100-80gb")
     assert not catalog.matches_model("A100-40GB", "A100-80GB")
     assert not catalog.matches_model("A10G", "A10")
+
+
+def test_every_fee_and_spot_factor_has_a_source_and_a_date() -> None:
+    """Issue #21: every price the estimate uses says where it comes from and when it was read;
+    one without a figure says why."""
+    import datetime as dt
+
+    from components.catalog import fees, spot
+
+    found = [v for v in vars(fees).values() if isinstance(v, (fees.Fee, fees.UsageFee))]
+    found += list(fees.AWS_CPU_INSTANCES.values()) + list(spot.SPOT_FACTORS.values())
+    assert len(found) > 20
+    for price in found:
+        assert price.source.strip() and dt.date.fromisoformat(price.date), price
+        if isinstance(price, fees.Fee) and price.usd_per_hour is None:
+            assert price.note.strip(), price

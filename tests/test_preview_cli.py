@@ -40,7 +40,8 @@ def test_tree_lists_every_component_and_a_count() -> None:
         "gpuinfra:aws:Network",
         "aws:eks:Cluster",
         "aws:eks:NodeGroup",
-        "gpuinfra-dev-gpu-nodes",
+        "gpuinfra-dev-small-nodes",
+        "gpuinfra-dev-large-nodes",
         "aws:s3:Bucket",
         "[protected]",
         "aws:iam:OpenIdConnectProvider",
@@ -55,7 +56,7 @@ def test_json_plan_shape(dev_json: dict) -> None:
     assert dev_json["stack"] == "dev" and dev_json["cloud"] == "aws"
     resources = dev_json["resources"]
     assert {"urn", "type", "name", "parent", "inputs"} <= set(resources[0])
-    [gpu] = [r for r in resources if r["name"] == "gpuinfra-dev-gpu-nodes"]
+    [gpu] = [r for r in resources if r["name"] == "gpuinfra-dev-small-nodes"]
     assert gpu["inputs"]["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 2}
     parents = {r["urn"] for r in resources}
     assert all(r["parent"] in parents for r in resources if r["type"].startswith("aws:"))
@@ -95,7 +96,8 @@ def _write_stack(project: Path, stack: str, changes: dict[str, object]) -> None:
 def test_cwd_option_and_a_users_own_stack(
     project_copy: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    _write_stack(project_copy, "mine", {"gpuinfra:gpuPoolInstanceType": "p5.48xlarge"})
+    pools = [{"name": "gpu", "instanceType": "p5.48xlarge", "capacityType": "onDemand"}]
+    _write_stack(project_copy, "mine", {"gpuinfra:gpuPools": pools})
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     result = gpuinfra(
         "preview", "--stack", "mine", "--cwd", str(project_copy), "--json", cwd=elsewhere

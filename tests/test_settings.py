@@ -29,8 +29,8 @@ def test_defaults_with_a_gpu_type_are_valid() -> None:
     settings = parse_settings(GOOD, stack="dev", provider_config=REGION)
     assert settings.cloud == "aws"
     assert settings.name_prefix == "gpuinfra-dev"
-    assert settings.gpu_pool.instance.gpu_model == "A10G"
-    assert settings.gpu_pool.size.min_nodes == 0
+    assert settings.gpu_pools[0].instance.gpu_model == "A10G"
+    assert settings.gpu_pools[0].size.min_nodes == 0
     assert len(settings.network.private_subnet_cidrs) == 2
     assert settings.storage.protect is True
 
@@ -58,7 +58,7 @@ def test_gpu_type_of_another_cloud_says_which() -> None:
 def test_gpu_model_and_count_pick_the_instance_type() -> None:
     raw = {"gpuPoolGpuModel": "A100-80GB", "gpuPoolGpuCount": "8", "gpuLayer": "separate"}
     settings = parse_settings(raw, stack="dev", provider_config=REGION)
-    assert settings.gpu_pool.instance.instance_type == "p4de.24xlarge"
+    assert settings.gpu_pools[0].instance.instance_type == "p4de.24xlarge"
 
 
 def test_gpu_model_with_impossible_count_names_possible_counts() -> None:

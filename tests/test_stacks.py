@@ -22,16 +22,17 @@ EXPECTED_DEV = {
     "aws:kms/key:Key": 1,
     "aws:eks/cluster:Cluster": 1,
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": 1,
-    "aws:eks/nodeGroup:NodeGroup": 2,
-    "aws:ec2/launchTemplate:LaunchTemplate": 2,
-    "aws:iam/role:Role": 4,  # cluster, nodes, training IRSA, cluster-autoscaler IRSA
+    "aws:eks/nodeGroup:NodeGroup": 3,  # system, and the GPU pools small and large
+    "aws:ec2/launchTemplate:LaunchTemplate": 3,
+    "aws:iam/role:Role": 5,  # cluster, nodes, training IRSA, cluster-autoscaler IRSA, S3 CSI IRSA
     "aws:s3/bucket:Bucket": 1,
     "aws:s3/bucketVersioning:BucketVersioning": 1,
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": 1,
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": 1,
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": 1,
-    "aws:iam/rolePolicy:RolePolicy": 2,
-    "aws:autoscaling/tag:Tag": 9,  # discovery (2 per group) + GPU node template (5)
+    "aws:iam/rolePolicy:RolePolicy": 3,  # training, cluster-autoscaler, S3 CSI (read-only)
+    # discovery (2 per group) + each GPU pool's node template (GPUs, 5 labels, 2 taints)
+    "aws:autoscaling/tag:Tag": 22,
 }
 
 UNTAGGABLE = {
@@ -108,5 +109,5 @@ def test_no_resource_is_registered_for_invalid_settings() -> None:
 
     recorded: list[Plan] = []
     with pytest.raises(SettingsError):
-        recorded.append(build("dev", {"gpuPoolMinNodes": 5}))
+        recorded.append(build("dev", {"maxGpus": 5}))
     assert recorded == []

@@ -1,13 +1,16 @@
 """Checkpoint layout, atomic saving, validation, resume, pruning and asynchronous writes.
 
-Layout under the run's URI::
+Two formats share one layout under the run's URI and one manifest, written last::
 
-    checkpoints/step_000000120/state.pt       torch.save of the whole training state
-    checkpoints/step_000000120/manifest.json  written last: step, files, sizes, sha256
+    checkpoints/step_000000120/state.pt        format 1 ("file"): torch.save of the whole state
+    checkpoints/step_000000120/.metadata       format 2 ("dcp"): torch.distributed.checkpoint's
+    checkpoints/step_000000120/__<rank>_0.distcp   index and each rank's shards (trainer.sharded)
+    checkpoints/step_000000120/trainer.pt      format 2: step, data position, schedule, RNG, meta
+    checkpoints/step_000000120/manifest.json   written last: step, every file's size and sha256
 
 A checkpoint counts as complete only when its manifest exists, parses with the fields and types
-this trainer writes, names files whose sizes and SHA-256 match, and ``state.pt`` loads.
-Anything else is skipped with a warning.
+this trainer writes, names files whose sizes and SHA-256 match, and ``state.pt`` (or
+``trainer.pt``) loads. Anything else is skipped with a warning.
 """
 
 from __future__ import annotations
@@ -29,11 +32,17 @@ from trainer.storage import FileInfo, Storage, file_info
 
 log = logging.getLogger("trainer")
 
-FORMAT_VERSION = 1
+FORMAT_FILE = 1
+FORMAT_DCP = 2
+FORMAT_NAMES = {FORMAT_FILE: "file", FORMAT_DCP: "dcp"}
 CHECKPOINT_DIR = "checkpoints"
 STATE_FILE = "state.pt"
+TRAINER_FILE = "trainer.pt"
+DCP_METADATA = ".metadata"
 MANIFEST_FILE = "manifest.json"
 PREFIX = "step_"
+#: the files each format's manifest must list
+REQUIRED_FILES = {FORMAT_FILE: (STATE_FILE,), FORMAT_DCP: (DCP_METADATA, TRAINER_FILE)}
 
 
 def step_dir(step: int) -> str:
@@ -107,23 +116,37 @@ def validate_manifest(manifest: Any, step: int) -> dict[str, Any]:
     """The manifest if it has the fields and types this trainer writes; else CheckpointError."""
     if not isinstance(manifest, dict):
         raise CheckpointError(f"invalid manifest: a JSON {type(manifest).__name__}, not an object")
-    files = manifest.get("files")
-    entry = files.get(STATE_FILE) if isinstance(files, dict) else None
     problems = []
     if manifest.get("step") != step or not _is_int(manifest.get("step")):
         problems.append(f"step {manifest.get('step')!r} is not the folder's {step}")
-    if not isinstance(entry, dict):
-        problems.append(f"files.{STATE_FILE} is missing or not an object")
-    else:
+    fmt = manifest.get("format", FORMAT_FILE)
+    if fmt not in REQUIRED_FILES or not _is_int(fmt):
+        problems.append(f"format {fmt!r} is not one of {sorted(REQUIRED_FILES)}")
+        fmt = FORMAT_FILE
+    files = manifest.get("files")
+    for name in REQUIRED_FILES[fmt]:
+        entry = files.get(name) if isinstance(files, dict) else None
+        if not isinstance(entry, dict):
+            problems.append(f"files.{name} is missing or not an object")
+    for name, entry in files.items() if isinstance(files, dict) else ():
+        if not isinstance(entry, dict):
+            continue
         if not _is_int(entry.get("size")) or entry["size"] < 0:
-            problems.append(f"files.{STATE_FILE}.size {entry.get('size')!r} is not a size")
+            problems.append(f"files.{name}.size {entry.get('size')!r} is not a size")
         if not isinstance(entry.get("sha256"), str):
-            problems.append(f"files.{STATE_FILE}.sha256 {entry.get('sha256')!r} is not a digest")
+            problems.append(f"files.{name}.sha256 {entry.get('sha256')!r} is not a digest")
+        if "/" in name or name in ("", ".", ".."):
+            problems.append(f"files.{name} is not a file name of this folder")
     if not _is_int(manifest.get("generation", 0)):
         problems.append(f"generation {manifest.get('generation')!r} is not an integer")
     if problems:
         raise CheckpointError("invalid manifest: " + "; ".join(problems))
     return manifest
+
+
+def format_of(manifest: dict[str, Any]) -> int:
+    """The format of a validated manifest (checkpoints of #17 carry 1)."""
+    return int(manifest.get("format", FORMAT_FILE))
 
 
 def generation_of(manifest: dict[str, Any]) -> int:
@@ -158,33 +181,66 @@ class CheckpointManager:
     def save(self, state: dict[str, Any], step: int, reason: str = "periodic") -> SaveResult:
         """Write ``state`` as the checkpoint of ``step``: data first, manifest last; prune."""
         t0 = time.perf_counter()
-        folder = step_dir(step)
         info = self.storage.write_file(
-            f"{folder}/{STATE_FILE}", lambda w: torch.save(state, cast(BinaryIO, w))
+            f"{step_dir(step)}/{STATE_FILE}", lambda w: torch.save(state, cast(BinaryIO, w))
         )
+        self._commit(FORMAT_FILE, state, step, reason, {STATE_FILE: info})
+        seconds = time.perf_counter() - t0
+        self._prune_after(step)
+        return SaveResult(seconds, info.size)
+
+    def begin_sharded(self, step: int) -> None:
+        """Before the shards of ``step`` are written: drop a manifest left in that folder (an
+        older run's), so that the folder reads as partial until the new manifest lands."""
+        self.storage.remove_file(f"{step_dir(step)}/{MANIFEST_FILE}")
+
+    def commit_sharded(
+        self, trainer_state: dict[str, Any], step: int, reason: str, shards: dict[str, FileInfo]
+    ) -> SaveResult:
+        """After every rank's shards and DCP's ``.metadata`` are written (``shards``: their
+        sizes and digests, as each rank hashed them while writing): ``trainer.pt``, then the
+        manifest, then pruning."""
+        t0 = time.perf_counter()
+        if DCP_METADATA not in shards:
+            raise CheckpointError(f"the sharded checkpoint of step {step} has no {DCP_METADATA}")
+        info = self.storage.write_file(
+            f"{step_dir(step)}/{TRAINER_FILE}",
+            lambda w: torch.save(trainer_state, cast(BinaryIO, w)),
+        )
+        files = {**shards, TRAINER_FILE: info}
+        self._commit(FORMAT_DCP, trainer_state, step, reason, files)
+        seconds = time.perf_counter() - t0
+        self._prune_after(step)
+        return SaveResult(seconds, sum(f.size for f in files.values()))
+
+    def _commit(
+        self, fmt: int, state: dict[str, Any], step: int, reason: str, files: dict[str, FileInfo]
+    ) -> None:
         meta = state.get("meta", {})
         manifest = {
-            "format": FORMAT_VERSION,
+            "format": fmt,
             "step": step,
             "generation": self.generation,
             "epoch": state.get("epoch"),
             "batch_in_epoch": state.get("batch_in_epoch"),
             "samples_seen_in_epoch": state.get("samples_seen_in_epoch"),
+            "samples_seen": state.get("samples_seen"),
             "reason": reason,
             "created_unix": time.time(),
             "world_size": meta.get("world_size"),
             "global_batch": meta.get("global_batch"),
-            "files": {STATE_FILE: {"size": info.size, "sha256": info.sha256}},
+            "sharding": meta.get("sharding", "ddp"),
+            "files": {n: {"size": f.size, "sha256": f.sha256} for n, f in sorted(files.items())},
         }
         raw = json.dumps(manifest, indent=1).encode()
-        self.storage.write_bytes(f"{folder}/{MANIFEST_FILE}", raw)
+        self.storage.write_bytes(f"{step_dir(step)}/{MANIFEST_FILE}", raw)
         self._known_good[step] = (self.generation, raw)
-        seconds = time.perf_counter() - t0
+
+    def _prune_after(self, step: int) -> None:
         try:
             self.prune(keep=step)
         except Exception as e:  # the checkpoint is written; a failed clean-up is not fatal
             log.warning("pruning old checkpoints in %s failed: %r", self.storage.uri, e)
-        return SaveResult(seconds, info.size)
 
     def prune(self, keep: int) -> None:
         """Keep the newest ``keep_last`` loadable checkpoints (always the one of step ``keep``);
@@ -206,6 +262,10 @@ class CheckpointManager:
         for step in broken:
             if step < newest_step:
                 self._remove(step, "partial or corrupt, below a loadable one")
+
+    def note_good(self, step: int, manifest: dict[str, Any]) -> None:
+        """``step`` was verified (by every rank, each a share): pruning need not read it."""
+        self._known_good[step] = (generation_of(manifest), self._manifest_bytes(step))
 
     def _remove(self, step: int, why: str) -> None:
         log.info("removing checkpoint %s/%s (%s)", self.storage.uri, step_dir(step), why)
@@ -250,13 +310,51 @@ class CheckpointManager:
             raise CheckpointError(f"invalid manifest: {e}") from None
         return validate_manifest(parsed, step)
 
+    def verify_files(self, step: int, manifest: dict[str, Any], names: list[str]) -> None:
+        """Size and SHA-256 of each of ``names`` against the manifest; CheckpointError if one
+        is missing or differs."""
+        for name in names:
+            expected = manifest["files"][name]
+            try:
+                got: FileInfo = self.storage.file_info(f"{step_dir(step)}/{name}")
+            except FileNotFoundError:
+                raise CheckpointError(f"{name} missing") from None
+            if got.size != expected["size"]:
+                raise CheckpointError(
+                    f"size mismatch: {name} is {got.size} bytes, manifest says {expected['size']}"
+                )
+            if got.sha256 != expected["sha256"]:
+                raise CheckpointError(f"sha256 mismatch in {name}")
+
     def load(self, step: int) -> tuple[dict[str, Any], dict[str, Any]]:
-        """Validate and load the checkpoint of ``step`` to CPU; raise CheckpointError."""
+        """Validate and load the checkpoint of ``step`` to CPU; raise CheckpointError.
+
+        Format 1: the whole state. Format 2 (sharded): every file is verified, and the state
+        returned is ``trainer.pt`` (the tensors stay in the shards, for ``dcp.load``).
+        """
         raw = self._manifest_bytes(step)
         manifest = self.read_manifest(step)
-        expected = manifest["files"][STATE_FILE]
+        if format_of(manifest) == FORMAT_DCP:
+            others = sorted(n for n in manifest["files"] if n != TRAINER_FILE)
+            self.verify_files(step, manifest, others)
+            state = self.load_trainer_state(step, manifest)
+        else:
+            state = self._load_file(step, manifest["files"][STATE_FILE])
+        if not isinstance(state, dict) or state.get("step") != step:
+            raise CheckpointError("state does not match its manifest")
+        self._known_good[step] = (generation_of(manifest), raw)
+        return state, manifest
+
+    def load_trainer_state(self, step: int, manifest: dict[str, Any]) -> dict[str, Any]:
+        """``trainer.pt`` of a sharded checkpoint, verified against the manifest."""
+        state = self._load_file(step, manifest["files"][TRAINER_FILE], TRAINER_FILE)
+        if not isinstance(state, dict) or state.get("step") != step:
+            raise CheckpointError(f"{TRAINER_FILE} does not match its manifest")
+        return state
+
+    def _load_file(self, step: int, expected: dict[str, Any], name: str = STATE_FILE) -> Any:
         try:
-            with self.storage.fetch(f"{step_dir(step)}/{STATE_FILE}") as path:
+            with self.storage.fetch(f"{step_dir(step)}/{name}") as path:
                 got: FileInfo = file_info(path)
                 if got.size != expected["size"]:
                     raise CheckpointError(
@@ -265,15 +363,11 @@ class CheckpointManager:
                 if got.sha256 != expected["sha256"]:
                     raise CheckpointError("sha256 mismatch")
                 try:
-                    state = torch.load(path, map_location="cpu", weights_only=True)
+                    return torch.load(path, map_location="cpu", weights_only=True)
                 except Exception as e:
                     raise CheckpointError(f"unloadable: {type(e).__name__}: {e}") from None
         except FileNotFoundError:
-            raise CheckpointError(f"{STATE_FILE} missing") from None
-        if not isinstance(state, dict) or state.get("step") != step:
-            raise CheckpointError("state does not match its manifest")
-        self._known_good[step] = (generation_of(manifest), raw)
-        return state, manifest
+            raise CheckpointError(f"{name} missing") from None
 
     def candidates(self) -> tuple[list[int], dict[int, str]]:
         """Checkpoint steps with a valid manifest in resume order, by (generation, step),
@@ -399,6 +493,10 @@ class AsyncCheckpointer:
             )
         except BaseException as e:  # raised by wait()
             self._error = e
+
+    def busy(self) -> bool:
+        """True while a background write is in flight."""
+        return self._thread is not None and self._thread.is_alive()
 
     def failed(self) -> bool:
         """True once a background write has ended in an error (no waiting)."""

@@ -10,7 +10,12 @@ from trainer.errors import UserError
 
 PRECISIONS = ("auto", "fp32", "tf32", "fp16", "bf16")
 #: kept here (not imported from trainer.models) so argument errors are reported before torch loads
-MODELS = ("resnet18", "resnet50", "simplecnn")
+MODELS = ("gpt", "resnet18", "resnet50", "simplecnn")
+#: models whose layers keep per-process statistics (BatchNorm): DDP only
+BATCHNORM_MODELS = ("resnet18", "resnet50")
+SHARDINGS = ("ddp", "fsdp")
+CHECKPOINT_FORMATS = ("auto", "file", "dcp")
+EXPORT_DTYPES = ("fp32", "bf16", "fp16")
 
 
 @dataclass
@@ -23,6 +28,14 @@ class Config:
     num_classes: int | None = None
     synthetic_samples: int = 1024
     batch_size: int = 64
+    global_batch_size: int | None = None
+    vocab_size: int = 32000
+    seq_len: int = 512
+    gpt_layers: int = 12
+    gpt_dim: int = 768
+    gpt_heads: int = 12
+    gpt_dropout: float = 0.0
+    sharding: str = "ddp"
     epochs: int | None = None
     max_steps: int | None = None
     optimizer: str = "adamw"
@@ -40,6 +53,8 @@ class Config:
     checkpoint_every_seconds: float = 0.0
     keep_last: int = 3
     async_checkpoint: bool = False
+    checkpoint_format: str = "auto"
+    export_dtype: str = "fp32"
     storage_endpoint_url: str | None = None
     storage_region: str | None = None
     sts_endpoint_url: str | None = None
@@ -78,6 +93,13 @@ def _non_negative_float(text: str) -> float:
     return value
 
 
+def _probability(text: str) -> float:
+    value = float(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text}")
+    return value
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -95,8 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--model", choices=MODELS, default="simplecnn")
     g.add_argument(
         "--data-dir",
-        help="image folder: one sub-folder of images per class (needs Pillow). "
-        "Default: deterministic synthetic data.",
+        default=os.environ.get("DATASET_DIR") or None,
+        help="image folder: one sub-folder of images per class (needs Pillow); or tar shards "
+        "with a shardindex.json, in a folder or at s3://, oss://, cosn://bucket/prefix "
+        "(trainer/shards.py). Default: env DATASET_DIR, else deterministic synthetic data.",
     )
     g.add_argument(
         "--image-size", type=_positive_int, help="side in pixels (28 simplecnn, 224 resnet)"
@@ -108,8 +132,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=1024,
         help="size of the synthetic data set (all ranks together)",
     )
-    g.add_argument("--batch-size", type=_positive_int, default=64, help="per process")
+    g.add_argument(
+        "--batch-size", type=_positive_int, default=64, help="per process and micro-batch"
+    )
+    g.add_argument(
+        "--global-batch-size",
+        type=_positive_int,
+        help="samples per optimizer step over all processes; a multiple of --batch-size x "
+        "processes, the rest made up by gradient accumulation. Keeps the optimisation the same "
+        "when a Job restarts on fewer or more GPUs (default: --batch-size x processes)",
+    )
     g.add_argument("--workers", type=_non_negative_int, default=2, help="image loader workers")
+
+    g = p.add_argument_group("gpt model (--model gpt: a decoder on synthetic tokens)")
+    g.add_argument("--vocab-size", type=_positive_int, default=32000)
+    g.add_argument("--seq-len", type=_positive_int, default=512, help="tokens per sample")
+    g.add_argument("--gpt-layers", type=_positive_int, default=12)
+    g.add_argument("--gpt-dim", type=_positive_int, default=768, help="model width")
+    g.add_argument("--gpt-heads", type=_positive_int, default=12)
+    g.add_argument("--gpt-dropout", type=_probability, default=0.0)
 
     g = p.add_argument_group("optimisation")
     g.add_argument("--epochs", type=_positive_int, help="default 1 when --max-steps is not set")
@@ -131,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="NHWC memory format (default: on for CUDA, off for CPU)",
+    )
+    g.add_argument(
+        "--sharding",
+        choices=SHARDINGS,
+        default="ddp",
+        help="ddp: every process holds the whole model; fsdp: parameters, gradients and "
+        "optimizer state sharded over the processes (FSDP2, fully_shard)",
     )
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     g.add_argument("--seed", type=int, default=0)
@@ -155,6 +203,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--async-checkpoint",
         action="store_true",
         help="copy state to reused (pinned) CPU buffers and write in a background thread",
+    )
+    g.add_argument(
+        "--checkpoint-format",
+        choices=CHECKPOINT_FORMATS,
+        default="auto",
+        help="file: rank 0 writes one torch.save file; dcp: every process writes its shards "
+        "(torch.distributed.checkpoint), resumable on another number of processes. "
+        "auto: dcp with --sharding fsdp, else file",
+    )
+    g.add_argument(
+        "--export-dtype",
+        choices=EXPORT_DTYPES,
+        default="fp32",
+        help="dtype of the final weights in <checkpoint-uri>/final/",
     )
     g.add_argument(
         "--storage-endpoint-url",
@@ -205,8 +267,28 @@ def parse_args(argv: list[str] | None = None) -> Config:
         cfg.epochs = 1
     if not cfg.checkpoint_uri:
         raise UserError("--checkpoint-uri must not be empty")
-    if cfg.data_dir is not None and not os.path.isdir(cfg.data_dir):
+    if cfg.data_dir is not None and "://" not in cfg.data_dir and not os.path.isdir(cfg.data_dir):
         raise UserError(f"--data-dir {cfg.data_dir!r} is not a directory")
+    if cfg.checkpoint_format == "auto":
+        cfg.checkpoint_format = "dcp" if cfg.sharding == "fsdp" else "file"
+    if cfg.sharding == "fsdp" and cfg.checkpoint_format != "dcp":
+        raise UserError(
+            "--sharding fsdp needs --checkpoint-format dcp: the file format gathers the whole "
+            "state on rank 0, which is what FSDP avoids"
+        )
+    if cfg.sharding == "fsdp" and cfg.model in BATCHNORM_MODELS:
+        raise UserError(
+            f"--model {cfg.model} has BatchNorm statistics that FSDP would keep per process; "
+            "use --sharding ddp (or --model gpt / simplecnn with fsdp)"
+        )
+    if cfg.model == "gpt" and cfg.data_dir is not None:
+        raise UserError(
+            f"--data-dir (or env DATASET_DIR) {cfg.data_dir!r} is for the image models: image "
+            "folders and tar shards hold images with class labels; --model gpt trains on "
+            "synthetic tokens only (drop --data-dir and DATASET_DIR, or pick an image model)"
+        )
+    if cfg.model == "gpt" and cfg.gpt_dim % cfg.gpt_heads:
+        raise UserError(f"--gpt-dim {cfg.gpt_dim} is not a multiple of --gpt-heads {cfg.gpt_heads}")
     if cfg.storage_endpoint_url is None:
         cfg.storage_endpoint_url = (
             os.environ.get("STORAGE_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT_URL") or None

@@ -1,10 +1,14 @@
-"""Deterministic, shardable data: synthetic tensors (default) or an image folder.
+"""Deterministic, shardable data: synthetic images (default), synthetic tokens (``gpt``) or an
+image folder.
 
 The order of samples is a pure function of ``(seed, epoch)``: every epoch draws one
-permutation of all indices from a generator seeded with ``seed`` and ``epoch``; rank ``r`` of
-``w`` takes ``perm[r::w]`` truncated to ``len // w`` (like ``DistributedSampler`` with
-``drop_last``) and cuts it into full batches. So the data position of a run is fully described
-by its global step: ``epoch = step // steps_per_epoch``, ``batch = step % steps_per_epoch``.
+permutation of all indices from a generator seeded with ``seed`` and ``epoch``. Optimizer step
+``k`` of an epoch uses the permutation's ``k``-th slice of ``G`` samples, ``G`` the global
+batch. The slice is cut into ``accum`` rounds of ``world x batch``; in each round rank ``r`` of
+``w`` takes every ``w``-th sample from ``r`` (like ``DistributedSampler``). So the samples of a
+step depend only on ``G``, not on how it is split into processes and accumulation rounds, and
+the data position of a run is its global step: ``epoch = step // steps_per_epoch``,
+``batch = step % steps_per_epoch``, ``samples seen in the epoch = batch * G``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from trainer.errors import UserError
 IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".webp", ".ppm", ".pgm", ".tif")
 
 Batch = tuple[torch.Tensor, torch.Tensor]
+Step = list[Batch]
+"""The micro-batches of one optimizer step on this rank (one per accumulation round)."""
 
 
 def epoch_permutation(n: int, seed: int, epoch: int) -> torch.Tensor:
@@ -29,38 +35,64 @@ def epoch_permutation(n: int, seed: int, epoch: int) -> torch.Tensor:
 
 
 def shard_batches(
-    n: int, seed: int, epoch: int, rank: int, world: int, batch_size: int
-) -> list[torch.Tensor]:
-    """Index batches of this rank for one epoch (full batches only)."""
-    per_rank = n // world
-    mine = epoch_permutation(n, seed, epoch)[rank::world][:per_rank]
-    steps = per_rank // batch_size
-    return [mine[i * batch_size : (i + 1) * batch_size] for i in range(steps)]
+    n: int, seed: int, epoch: int, rank: int, world: int, batch_size: int, accum: int = 1
+) -> list[list[torch.Tensor]]:
+    """Index micro-batches of this rank for one epoch: one list of ``accum`` per step (full
+    steps only). With ``accum=1`` rank ``r`` takes ``perm[r::world]`` in batches, as
+    ``DistributedSampler`` with ``drop_last`` does."""
+    per_round = world * batch_size
+    global_batch = per_round * accum
+    perm = epoch_permutation(n, seed, epoch)
+    steps = []
+    for k in range(n // global_batch):
+        chunk = perm[k * global_batch : (k + 1) * global_batch]
+        steps.append(
+            [chunk[m * per_round : (m + 1) * per_round][rank::world] for m in range(accum)]
+        )
+    return steps
+
+
+def step_samples(n: int, seed: int, epoch: int, global_batch: int, step_in_epoch: int) -> set[int]:
+    """The sample indices step ``step_in_epoch`` of an epoch trains on (all ranks together)."""
+    perm = epoch_permutation(n, seed, epoch)
+    lo = step_in_epoch * global_batch
+    return {int(i) for i in perm[lo : lo + global_batch]}
 
 
 class DataSource:
-    """Base: iterate over the batches of this rank from a data position."""
+    """Base: iterate over the steps of this rank from a data position."""
 
     size: int
-    channels: int
-    image_size: int
-    num_classes: int
+    arch: dict[str, int]
+    """What the model is built for (input geometry, classes or vocabulary): kept in checkpoints."""
 
-    def __init__(self, seed: int, rank: int, world: int, batch_size: int) -> None:
+    def __init__(self, seed: int, rank: int, world: int, batch_size: int, accum: int) -> None:
         self.seed, self.rank, self.world, self.batch_size = seed, rank, world, batch_size
+        self.accum = accum
+
+    @property
+    def global_batch(self) -> int:
+        return self.batch_size * self.world * self.accum
 
     @property
     def steps_per_epoch(self) -> int:
-        return (self.size // self.world) // self.batch_size
+        return self.size // self.global_batch
 
     def check(self) -> None:
         if self.steps_per_epoch == 0:
             raise UserError(
-                f"data set of {self.size} samples gives no full batch of {self.batch_size} "
-                f"per process on {self.world} process(es); lower --batch-size or add data"
+                f"data set of {self.size} samples gives no full global batch of "
+                f"{self.global_batch} (--batch-size {self.batch_size} x {self.world} "
+                f"process(es) x {self.accum} accumulation round(s)); lower --batch-size or "
+                "--global-batch-size, or add data"
             )
 
-    def batches(self, epoch: int, start: int) -> Iterator[Batch]:
+    def index_steps(self, epoch: int, start: int) -> list[list[torch.Tensor]]:
+        return shard_batches(
+            self.size, self.seed, epoch, self.rank, self.world, self.batch_size, self.accum
+        )[start:]
+
+    def steps(self, epoch: int, start: int) -> Iterator[Step]:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -80,23 +112,65 @@ class SyntheticData(DataSource):
         rank: int,
         world: int,
         batch_size: int,
+        accum: int,
         device: torch.device,
     ) -> None:
-        super().__init__(seed, rank, world, batch_size)
-        self.size, self.channels = size, channels
-        self.image_size, self.num_classes = image_size, num_classes
+        super().__init__(seed, rank, world, batch_size, accum)
+        self.size = size
+        self.arch = {"channels": channels, "image_size": image_size, "num_classes": num_classes}
         g = torch.Generator().manual_seed(seed)
         # Drawn on the CPU so the data is the same whatever the device; moved once.
         self.images = torch.randn(size, channels, image_size, image_size, generator=g).to(device)
         self.labels = torch.randint(0, num_classes, (size,), generator=g).to(device)
 
-    def batches(self, epoch: int, start: int) -> Iterator[Batch]:
-        idx_batches = shard_batches(
-            self.size, self.seed, epoch, self.rank, self.world, self.batch_size
-        )
-        for idx in idx_batches[start:]:
-            idx = idx.to(self.images.device)
-            yield self.images.index_select(0, idx), self.labels.index_select(0, idx)
+    def steps(self, epoch: int, start: int) -> Iterator[Step]:
+        for micro in self.index_steps(epoch, start):
+            out = []
+            for idx in micro:
+                idx = idx.to(self.images.device)
+                out.append((self.images.index_select(0, idx), self.labels.index_select(0, idx)))
+            yield out
+
+
+class SyntheticTokens(DataSource):
+    """Token sequences for the ``gpt`` model, drawn once from the seed, kept on the device.
+
+    Each sequence follows a fixed random successor table (drawn from the seed) 3 times in 4
+    and a random token otherwise, so there is something to learn: the loss falls from
+    ``ln(vocab)`` towards the noise floor. ``x`` is a sequence, ``y`` the same shifted by one.
+    """
+
+    def __init__(
+        self,
+        size: int,
+        seq_len: int,
+        vocab_size: int,
+        seed: int,
+        rank: int,
+        world: int,
+        batch_size: int,
+        accum: int,
+        device: torch.device,
+    ) -> None:
+        super().__init__(seed, rank, world, batch_size, accum)
+        self.size = size
+        self.arch = {"vocab_size": vocab_size, "seq_len": seq_len}
+        g = torch.Generator().manual_seed(seed)
+        successor = torch.randperm(vocab_size, generator=g)
+        noise = torch.randint(0, vocab_size, (size, seq_len + 1), generator=g)
+        follow = torch.rand(size, seq_len + 1, generator=g) < 0.75
+        tokens = noise.clone()
+        for t in range(1, seq_len + 1):
+            tokens[:, t] = torch.where(follow[:, t], successor[tokens[:, t - 1]], noise[:, t])
+        self.tokens = tokens.to(device)
+
+    def steps(self, epoch: int, start: int) -> Iterator[Step]:
+        for micro in self.index_steps(epoch, start):
+            out = []
+            for idx in micro:
+                seq = self.tokens.index_select(0, idx.to(self.tokens.device))
+                out.append((seq[:, :-1], seq[:, 1:]))
+            yield out
 
 
 class _FolderDataset(torch.utils.data.Dataset):
@@ -165,10 +239,11 @@ class ImageFolderData(DataSource):
         rank: int,
         world: int,
         batch_size: int,
+        accum: int,
         workers: int,
         pin_memory: bool,
     ) -> None:
-        super().__init__(seed, rank, world, batch_size)
+        super().__init__(seed, rank, world, batch_size, accum)
         try:
             import PIL  # noqa: F401
         except ImportError:
@@ -191,8 +266,8 @@ class ImageFolderData(DataSource):
                 f"--num-classes {num_classes} but --data-dir has {len(classes)} class folders"
             )
         self.classes = classes
-        self.size, self.channels = len(samples), channels
-        self.image_size, self.num_classes = image_size, len(classes)
+        self.size = len(samples)
+        self.arch = {"channels": channels, "image_size": image_size, "num_classes": len(classes)}
         self.workers, self.pin_memory = workers, pin_memory
         self.dataset = _FolderDataset(samples, "L" if channels == 1 else "RGB", image_size)
         self._sampler = _IndexBatches()
@@ -228,11 +303,14 @@ class ImageFolderData(DataSource):
         self._started = True
         return it
 
-    def batches(self, epoch: int, start: int) -> Iterator[Batch]:
-        self._sampler.batches = shard_batches(
-            self.size, self.seed, epoch, self.rank, self.world, self.batch_size
-        )[start:]
-        yield from self._loader_iter()
+    def steps(self, epoch: int, start: int) -> Iterator[Step]:
+        self._sampler.batches = [b for micro in self.index_steps(epoch, start) for b in micro]
+        step: Step = []
+        for x, y in self._loader_iter():
+            step.append((x, y))
+            if len(step) == self.accum:
+                yield step
+                step = []
 
     def close(self) -> None:
         """Stop the persistent workers (also when a stop left an epoch half read)."""

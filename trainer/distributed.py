@@ -25,6 +25,7 @@ class DistContext:
     device: torch.device = field(default_factory=lambda: torch.device("cpu"))
     backend: str | None = None
     control: Any = None  # a gloo group for CPU-side control messages
+    checkpoint_group: Any = None  # a gloo group of its own for sharded (DCP) checkpoint writes
 
     @property
     def enabled(self) -> bool:
@@ -61,12 +62,18 @@ class DistContext:
             dist.barrier(group=self.control)
 
     def shutdown(self) -> None:
-        if self.enabled and dist.is_initialized():
+        if self.backend is not None and dist.is_initialized():
             dist.destroy_process_group()
 
 
-def init_distributed(device_choice: str) -> DistContext:
-    """Pick the device; join the process group when torchrun started several processes."""
+def init_distributed(device_choice: str, group_of_one: bool = False) -> DistContext:
+    """Pick the device; join the process group when torchrun started several processes.
+
+    ``group_of_one``: form a process group even for a single process (FSDP needs one), from
+    an in-memory store, so no rendezvous port is needed. Every group gets a second gloo group
+    for sharded checkpoint writes: they run in a background thread, and collectives of two
+    threads on one group could interleave differently on each rank.
+    """
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -84,10 +91,14 @@ def init_distributed(device_choice: str) -> DistContext:
     else:
         device = torch.device("cpu")
     ctx = DistContext(rank=rank, world=world, local_rank=local_rank, device=device)
-    if world > 1:
+    if world > 1 or group_of_one:
         backend = "nccl" if use_cuda else "gloo"
-        dist.init_process_group(backend=backend, init_method="env://")
+        if world > 1:
+            dist.init_process_group(backend=backend, init_method="env://")
+        else:
+            dist.init_process_group(backend=backend, store=dist.HashStore(), rank=0, world_size=1)
         ctx.backend = backend
         ctx.control = dist.new_group(backend="gloo") if backend != "gloo" else dist.group.WORLD
+        ctx.checkpoint_group = dist.new_group(backend="gloo")
         log.info("joined process group: rank %d of %d, backend %s", rank, world, backend)
     return ctx

@@ -5,30 +5,30 @@ where one fits, so that they are distinct from the codes the shell and the conta
 produce on their own (1 for an uncaught Python exception, 2 for an argparse error, 128+N for a
 process killed by signal N: 137 for SIGKILL/OOM, 143 for an unhandled SIGTERM).
 
-========  ===================  ==============================================================
-code      name                 meaning / suggested podFailurePolicy action
-========  ===================  ==============================================================
-0         ``OK``               training finished; ``final/model.pt`` is written.
-64        ``USER_ERROR``       bad arguments, unusable data (missing or empty ``--data-dir``,
-                               unreadable image), an unsupported or unwritable checkpoint
-                               URI, missing pod identity env, a checkpoint made for a
-                               different model or global batch, a missing optional package
-                               that a chosen option needs. Retrying cannot help:
-                               ``action: FailJob``.
+========  =====================  ===============================================================
+code      name                   meaning / suggested podFailurePolicy action
+========  =====================  ===============================================================
+0         ``OK``                 training finished; ``final/model.pt`` is written.
+64        ``USER_ERROR``         bad arguments, unusable data (missing or empty ``--data-dir``,
+                                 unreadable image), an unsupported or unwritable checkpoint
+                                 URI, missing pod identity env, a checkpoint made for a
+                                 different model or global batch, a missing optional package
+                                 that a chosen option needs. Retrying cannot help:
+                                 ``action: FailJob``.
 74        ``CHECKPOINT_FAILED``  a checkpoint could not be written (a background write failed,
-                               or the final or emergency one): the run stops at once rather
-                               than train on with nothing saved. Work since the newest
-                               loadable checkpoint is lost; a retry resumes from it. Usually a
-                               storage outage: no rule needed, it counts towards
-                               ``backoffLimit`` like 1.
-75        ``PREEMPTED``        SIGTERM (node drain, spot/preemptible notice) was received;
-                               the current step was finished and a complete checkpoint of
-                               that step was written before exiting. Retrying resumes
-                               without lost work: ``action: Ignore`` (does not count
-                               against ``backoffLimit``).
-1         ``UNEXPECTED_ERROR`` any other failure (a bug, a storage outage, a NCCL error):
-                               ``action: Count`` (retried up to ``backoffLimit``).
-========  ===================  ==============================================================
+                                 or the final or emergency one): the run stops at once rather
+                                 than train on with nothing saved. Work since the newest
+                                 loadable checkpoint is lost; a retry resumes from it. Usually a
+                                 storage outage: no rule needed, it counts towards
+                                 ``backoffLimit`` like 1.
+75        ``PREEMPTED``          SIGTERM (node drain, spot/preemptible notice) was received;
+                                 the current step was finished and a complete checkpoint of
+                                 that step was written before exiting. Retrying resumes
+                                 without lost work: ``action: Ignore`` (does not count
+                                 against ``backoffLimit``).
+1         ``UNEXPECTED_ERROR``   any other failure (a bug, a storage outage, a NCCL error):
+                                 ``action: Count`` (retried up to ``backoffLimit``).
+========  =====================  ===============================================================
 
 Example Job snippet::
 

@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from types import FrameType
 
 from trainer import exit_codes
@@ -96,12 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, forward)
     try:
-        while True:
-            try:
-                rc = proc.wait()
-                break
-            except InterruptedError:  # pragma: no cover - PEP 475 retries for us
-                time.sleep(0.01)
+        # A signal during the wait runs `forward`; the wait itself is retried (PEP 475).
+        rc = proc.wait()
         codes, local_world = collect_codes(status_dir)
     finally:
         shutil.rmtree(status_dir, ignore_errors=True)

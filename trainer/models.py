@@ -1,11 +1,14 @@
-"""Small model definitions in plain ``torch.nn`` (no torchvision dependency)."""
+"""Model definitions in plain ``torch.nn`` (no torchvision dependency): image CNNs and a
+GPT-style decoder whose size is set by flags (the model that needs FSDP)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional
 
 from trainer.errors import UserError
 
@@ -148,8 +151,90 @@ class ResNet(nn.Module):
         return self.fc(torch.flatten(self.pool(x), 1))
 
 
+@dataclass(frozen=True)
+class GPTShape:
+    """Size of the decoder: parameters ~ 12 * layers * dim^2 + (2 * vocab + seq_len) * dim."""
+
+    vocab_size: int
+    seq_len: int
+    layers: int
+    dim: int
+    heads: int
+
+    def params(self) -> int:
+        d = self.dim
+        block = 12 * d * d + 13 * d  # qkv + proj + 2 MLP matrices, their biases, 2 LayerNorms
+        return self.layers * block + (2 * self.vocab_size + self.seq_len) * d + 2 * d
+
+
+class Block(nn.Module):
+    """Pre-LayerNorm transformer block: causal self-attention, then a 4x GELU MLP."""
+
+    def __init__(self, dim: int, heads: int, dropout: float) -> None:
+        super().__init__()
+        self.heads, self.dropout = heads, dropout
+        self.ln1 = nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln2 = nn.LayerNorm(dim)
+        self.fc = nn.Linear(dim, 4 * dim)
+        self.out = nn.Linear(4 * dim, dim)
+        self.drop = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+        q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+        p = self.dropout if self.training else 0.0
+        a = functional.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        x = x + self.drop(self.proj(a.transpose(1, 2).reshape(b, t, d)))
+        return x + self.drop(self.out(functional.gelu(self.fc(self.ln2(x)))))
+
+
+class GPT(nn.Module):
+    """A GPT-2-style decoder (learned positions, untied head) for next-token prediction.
+
+    ``blocks`` are the units FSDP shards one by one (see :func:`fsdp_units`).
+    """
+
+    def __init__(self, shape: GPTShape, dropout: float = 0.0) -> None:
+        super().__init__()
+        self.shape = shape
+        self.tok = nn.Embedding(shape.vocab_size, shape.dim)
+        self.pos = nn.Embedding(shape.seq_len, shape.dim)
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(
+            Block(shape.dim, shape.heads, dropout) for _ in range(shape.layers)
+        )
+        self.ln_f = nn.LayerNorm(shape.dim)
+        self.head = nn.Linear(shape.dim, shape.vocab_size, bias=False)
+        # GPT-2's initialisation; residual projections scaled down by depth.
+        for name, p in self.named_parameters():
+            if p.dim() >= 2:
+                residual = name.endswith(("proj.weight", "out.weight"))
+                std = 0.02 / math.sqrt(2 * shape.layers) if residual else 0.02
+                nn.init.normal_(p, 0.0, std)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        t = idx.shape[1]
+        pos = torch.arange(t, device=idx.device)
+        x = self.drop(self.tok(idx) + self.pos(pos))
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln_f(x))
+
+
+def fsdp_units(model: nn.Module) -> list[nn.Module]:
+    """Sub-modules to shard as their own FSDP units before the root (GPT: each block)."""
+    if isinstance(model, GPT):
+        return list(model.blocks)
+    return []
+
+
 def build_model(name: str, channels: int, image_size: int, num_classes: int) -> nn.Module:
-    """Build one of :data:`SPECS` by name."""
+    """Build one of the image models of :data:`SPECS` by name."""
     if name == "simplecnn":
         return SimpleCNN(channels, image_size, num_classes)
     if image_size < 32:

@@ -123,6 +123,18 @@ class Storage:
     def upload_dir(self, local: str, rel: str) -> None:
         """Copy new or grown files of a local folder to ``rel`` (event files)."""
 
+    def file_info(self, rel: str) -> FileInfo:
+        """Size and SHA-256 of a stored file, streamed (FileNotFoundError if absent)."""
+        raise NotImplementedError
+
+    def dcp_writer(self, rel: str) -> Any:
+        """A ``torch.distributed.checkpoint`` StorageWriter for folder ``rel``."""
+        raise NotImplementedError
+
+    def dcp_reader(self, rel: str) -> Any:
+        """A ``torch.distributed.checkpoint`` StorageReader for folder ``rel``."""
+        raise NotImplementedError
+
 
 class LocalStorage(Storage):
     """A folder on a local or mounted (NFS, CSI) file system."""
@@ -185,15 +197,38 @@ class LocalStorage(Storage):
         os.makedirs(path, exist_ok=True)
         return path
 
+    def file_info(self, rel: str) -> FileInfo:
+        return file_info(self._p(rel))
+
+    def dcp_writer(self, rel: str) -> Any:
+        from torch.distributed.checkpoint import FileSystemWriter
+
+        # sync_files: each shard is fsync'ed before the coordinator writes .metadata;
+        # overwrite: see trainer.sharded.REWRITE_WARNING (torch says its default may change)
+        return FileSystemWriter(self._p(rel), sync_files=True, overwrite=True)
+
+    def dcp_reader(self, rel: str) -> Any:
+        from torch.distributed.checkpoint import FileSystemReader
+
+        return FileSystemReader(self._p(rel))
+
 
 class FsspecStorage(Storage):
     """Object storage through an fsspec file system (``s3://`` via s3fs)."""
 
     is_remote = True
 
-    def __init__(self, uri: str, fs: Any, staging_dir: str | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        fs: Any,
+        staging_dir: str | None = None,
+        fs_kwargs: dict[str, Any] | None = None,
+    ) -> None:
         self.uri = uri.rstrip("/")
         self.fs = fs
+        #: what ``fs`` was made from: DCP's fsspec reader and writer build theirs from it
+        self.fs_kwargs = dict(fs_kwargs or {})
         self.base = self.uri.split("://", 1)[1]
         self.staging = staging_dir or tempfile.gettempdir()
         os.makedirs(self.staging, exist_ok=True)
@@ -254,6 +289,27 @@ class FsspecStorage(Storage):
         with contextlib.suppress(FileNotFoundError):
             self.fs.rm_file(self._p(rel))
 
+    def file_info(self, rel: str) -> FileInfo:
+        h = hashlib.sha256()
+        size = 0
+        with self.fs.open(self._p(rel), "rb", block_size=_CHUNK) as f:
+            while chunk := f.read(_CHUNK):
+                h.update(chunk)
+                size += len(chunk)
+        return FileInfo(size, h.hexdigest())
+
+    def _dcp_path(self, rel: str) -> str:
+        # Every scheme is the S3 API through s3fs (see open_storage), so s3:// for fsspec.
+        return f"s3://{self._p(rel)}"
+
+    def dcp_writer(self, rel: str) -> Any:
+        # An object is whole once its upload completes: nothing to fsync.
+        writer = _dcp_fsspec("FsspecWriter")
+        return writer(self._dcp_path(rel), sync_files=False, overwrite=True, **self.fs_kwargs)
+
+    def dcp_reader(self, rel: str) -> Any:
+        return _dcp_fsspec("FsspecReader")(self._dcp_path(rel), **self.fs_kwargs)
+
     def upload_dir(self, local: str, rel: str) -> None:
         for folder, _, files in os.walk(local):
             for name in files:
@@ -264,6 +320,20 @@ class FsspecStorage(Storage):
                     continue
                 self.fs.put_file(src, self._p(f"{rel}/{sub}"))
                 self._uploaded[sub] = size
+
+
+def _dcp_fsspec(name: str) -> Any:
+    """DCP's fsspec ``FsspecWriter``/``FsspecReader``. torch 2.13 defines them in
+    ``torch.distributed.checkpoint._fsspec_filesystem`` without exporting them from the
+    package; a release that exports them is preferred."""
+    import torch.distributed.checkpoint as dcp
+
+    found = getattr(dcp, name, None)
+    if found is None:
+        from torch.distributed.checkpoint import _fsspec_filesystem
+
+        found = getattr(_fsspec_filesystem, name)
+    return found
 
 
 PROBE_FILE = ".trainer-write-probe"
@@ -395,10 +465,11 @@ def open_storage(
         config_kwargs["s3"] = {"addressing_style": addressing_style}
     # No key/secret arguments: s3:// takes botocore's default chain, oss:// and cosn:// the
     # session holding the pod identity's temporary credentials.
-    fs = s3fs.S3FileSystem(
-        session=session,
-        client_kwargs=client_kwargs,
-        config_kwargs=config_kwargs,
-        skip_instance_cache=True,
-    )
-    return FsspecStorage(f"{scheme}://{parts.netloc}{parts.path}", fs, staging_dir)
+    fs_kwargs: dict[str, Any] = {
+        "session": session,
+        "client_kwargs": client_kwargs,
+        "config_kwargs": config_kwargs,
+        "skip_instance_cache": True,
+    }
+    fs = s3fs.S3FileSystem(**fs_kwargs)
+    return FsspecStorage(f"{scheme}://{parts.netloc}{parts.path}", fs, staging_dir, fs_kwargs)

@@ -1,4 +1,4 @@
-"""VPC with vSwitches in zones that sell the GPU type; egress is ACK's NAT gateway.
+"""VPC with vSwitches in zones that sell the GPU types; egress is ACK's NAT gateway.
 
 On Alibaba Cloud a vSwitch is neither public nor private: an ECS instance is private
 unless it gets a public IP or an EIP. Nodes get neither; they reach the internet (image
@@ -25,8 +25,9 @@ class AlicloudNetworkArgs:
     """One per zone: internet-facing load balancers (and a public workstation)."""
     private_subnet_cidrs: Sequence[str]
     """One per zone: nodes."""
-    gpu_instance_type: str
-    """Zones come from a lookup of the zones that sell this type (and allow vSwitches)."""
+    gpu_instance_types: Sequence[str]
+    """Zones come from a lookup of the zones that sell each of these types (and allow
+    vSwitches): every GPU pool spans every node vSwitch."""
     tags: Mapping[str, str]
 
 
@@ -45,16 +46,21 @@ class AlicloudNetwork(pulumi.ComponentResource):
         def tags(role: str) -> dict[str, str]:
             return {**args.tags, "Name": f"{name}-{role}"}
 
-        # Only zones where the GPU type is on sale: a vSwitch elsewhere would give the
-        # node pool a zone where it can never get a GPU node.
-        zones = alicloud.get_zones_output(
-            available_instance_type=args.gpu_instance_type,
-            available_resource_creation="VSwitch",
-            opts=pulumi.InvokeOutputOptions(parent=self),
-        )
+        # Only zones where every GPU pool's type is on sale: a vSwitch elsewhere would give a
+        # node pool a zone where it can never get a GPU node. One lookup per type, in the
+        # order of the first (a single pool's zones are its lookup's, as they always were).
+        types = list(dict.fromkeys(args.gpu_instance_types))
+        lookups = [
+            alicloud.get_zones_output(
+                available_instance_type=instance_type,
+                available_resource_creation="VSwitch",
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            ).ids
+            for instance_type in types
+        ]
+        zone_ids = pulumi.Output.all(*lookups).apply(_common_zones)
         self.zone_ids = [
-            zones.ids.apply(_nth(i, args.gpu_instance_type))
-            for i in range(len(args.private_subnet_cidrs))
+            zone_ids.apply(_nth(i, types)) for i in range(len(args.private_subnet_cidrs))
         ]
 
         vpc = alicloud.vpc.Network(
@@ -101,13 +107,21 @@ class AlicloudNetwork(pulumi.ComponentResource):
         )
 
 
-def _nth(index: int, instance_type: str) -> Callable[[list[str]], str]:
+def _common_zones(answers: list[list[str]]) -> list[str]:
+    """The zones of the first answer that every other answer lists too."""
+    first, *rest = answers
+    return [zone for zone in first if all(zone in other for other in rest)]
+
+
+def _nth(index: int, instance_types: Sequence[str]) -> Callable[[list[str]], str]:
     def pick(ids: list[str]) -> str:
         if index >= len(ids):
+            sold = " and ".join(instance_types)
             raise ValueError(
-                f"only {len(ids)} zone(s) of this region sell {instance_type} "
+                f"only {len(ids)} zone(s) of this region sell {sold} "
                 f"({', '.join(ids) or 'none'}); gpuinfra:availabilityZoneCount asks for "
-                f"{index + 1}: lower it, or pick a region or gpuPoolInstanceType with more zones"
+                f"{index + 1}: lower it, or pick a region or GPU pool instance types with more "
+                "zones"
             )
         return ids[index]
 

@@ -73,7 +73,7 @@ def pick(cloud: str, gpu_model: str, gpu_count: int) -> GpuInstanceType | None:
         return None
 
     def order(e: GpuInstanceType) -> tuple[int, float, int, str]:
-        price = e.price.usd_per_hour
+        price = e.price.per_hour
         return (price is None, price or 0.0, e.vcpu, e.instance_type)
 
     return min(fits, key=order)

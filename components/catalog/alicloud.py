@@ -30,14 +30,15 @@ _CHECKED = "2026-11-30"
 _NO_PRICE = (
     "No citable public pay-as-you-go price found for this instance type: Alibaba's "
     "price list/calculator is rendered dynamically and no official static figure was "
-    "available; look it up for the region before relying on a cost estimate. "
+    "available (searched again 2026-11-30 for issue #21: price pages, docs, third-party "
+    "trackers); `gpuinfra prices --stack <stack>` reads the account's own price. "
     f"Specs from {_SPEC_SOURCE}."
 )
 
 
 def _no_price(region: str = "cn-hangzhou") -> Price:
     return Price(
-        usd_per_hour=None,
+        per_hour=None,
         region=region,
         source=_PRICE_SOURCE,
         date=_CHECKED,

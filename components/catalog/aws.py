@@ -22,7 +22,7 @@ _REGION = "us-east-1"
 
 def _price(usd: float, *, after_cut: bool = False) -> Price:
     return Price(
-        usd_per_hour=usd,
+        per_hour=usd,
         region=_REGION,
         source=_SOURCE_CUT if after_cut else _SOURCE,
         date="2025-06",

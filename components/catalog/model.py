@@ -10,21 +10,28 @@ Cloud = Literal["aws", "alicloud", "tencentcloud", "volcengine"]
 
 @dataclass(frozen=True)
 class Price:
-    """An on-demand list price, or the reason there is none.
+    """An on-demand list price per instance-hour, in `currency`, or the reason there is none.
 
-    ``usd_per_hour`` is ``None`` when no trustworthy public figure was found: the
-    cost estimate then says "unknown" instead of inventing a number.
+    ``per_hour`` is ``None`` when no trustworthy public figure was found: the cost estimate
+    then says "unknown" instead of inventing a number. The currency is the one the source
+    quotes (ISO 4217: "USD", "CNY"); amounts in different currencies are never added up.
     """
 
-    usd_per_hour: float | None
+    per_hour: float | None
     region: str
     source: str
     date: str
     note: str = ""
+    currency: str = "USD"
 
     def __post_init__(self) -> None:
-        if self.usd_per_hour is None and not self.note:
+        if self.per_hour is None and not self.note:
             raise ValueError("a price of None must say why in `note`")
+
+    @property
+    def usd_per_hour(self) -> float | None:
+        """The price when it is quoted in USD; None otherwise (never converted silently)."""
+        return self.per_hour if self.currency == "USD" else None
 
 
 @dataclass(frozen=True)

@@ -25,14 +25,15 @@ _PRICE_SOURCE = (
 _CHECKED = "2026-11-30"
 _NO_PRICE = (
     "No citable public pay-as-you-go price found for this instance type: Tencent shows "
-    "GPU prices only in the logged-in price calculator/purchase page; look it up for the "
-    f"region before relying on a cost estimate. Specs from {_SPEC_SOURCE}."
+    "GPU prices only in the logged-in price calculator/purchase page (searched again "
+    "2026-11-30 for issue #21); `gpuinfra prices --stack <stack>` reads the account's own "
+    f"price. Specs from {_SPEC_SOURCE}."
 )
 
 
 def _no_price(region: str = "ap-guangzhou") -> Price:
     return Price(
-        usd_per_hour=None,
+        per_hour=None,
         region=region,
         source=_PRICE_SOURCE,
         date=_CHECKED,

@@ -18,14 +18,15 @@ from .model import GpuInstanceType, Price
 _CHECKED = "2026-11-30"
 _NO_PRICE = (
     "No citable public pay-as-you-go price found for this instance type: Volcano Engine shows "
-    "GPU prices in its logged-in price calculator; look it up for the region before relying "
-    "on a cost estimate."
+    "GPU prices in its logged-in price calculator (searched again 2026-11-30 for issue #21); "
+    "`gpuinfra prices --stack <stack>` reads the current spot price with the account's "
+    "credentials."
 )
 
 
 def _no_price(region: str = "cn-beijing") -> Price:
     return Price(
-        usd_per_hour=None,
+        per_hour=None,
         region=region,
         # The public pricing index (not reachable from this workplace); GPU prices sit in its
         # logged-in calculator.

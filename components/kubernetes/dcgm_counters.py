@@ -1,7 +1,10 @@
 """Which DCGM fields the exporter publishes (its `collectors` CSV: field, type, help).
 
-Field names from NVIDIA/dcgm-exporter `etc/default-counters.csv`. The DCGM_FI_PROF_*
-fields come from the profiling (DCP) module, which needs SYS_ADMIN in the container.
+Field names from NVIDIA/dcgm-exporter `etc/default-counters.csv` at 4.5.3-4.8.2 (the pinned
+image); the exporter refuses a name its go-dcgm does not know (internal/pkg/counters/
+counter_config.go:110-117), a test checks each against that list. The DCGM_FI_PROF_* fields
+come from the profiling (DCP) module, which needs SYS_ADMIN in the container. The alerts
+(gpu_alerts.py) read only fields listed here.
 """
 
 from __future__ import annotations
@@ -17,6 +20,13 @@ BASE_COUNTERS: tuple[tuple[str, str, str], ...] = (
     ("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter", "Total energy since boot (in mJ)."),
     ("DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz)."),
     ("DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered."),
+    # Off in upstream's default file; the GpuDoubleBitEccErrors alert reads it. Blank (and
+    # so absent) on GPUs without ECC.
+    (
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "counter",
+        "Total number of double-bit volatile ECC errors.",
+    ),
     ("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter", "Total number of PCIe retries."),
     (
         "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",

@@ -26,8 +26,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from components.cluster_handle import Taint
+from components.settings.gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
 
 from .dcgm_counters import counters_csv
+from .gpu_alerts import RULE_NAME, gpu_alerts, rule_groups
 from .grafana_dashboard import dashboard_json
 from .labels import (
     RESTRICTED_CONTAINER,
@@ -51,7 +53,8 @@ COUNTERS_DIR = "/etc/dcgm-exporter/gpuinfra"
 class DcgmExporterArgs:
     namespace: str
     gpu_node_labels: Mapping[str, str]
-    gpu_taint: Taint
+    gpu_taints: Sequence[Taint]
+    """Every taint of the nodes it runs on (the GPU taint, each pool's own)."""
     profiling_metrics: bool
     service_monitor: bool
     """Needs the Prometheus Operator's CRDs on the cluster."""
@@ -60,6 +63,12 @@ class DcgmExporterArgs:
     crds_from: Sequence[pulumi.Resource] = ()
     """What installs the ServiceMonitor CRD in this same update (kube-prometheus-stack), so
     the ServiceMonitor is created after it (provider rule custom_resource_after_its_crd)."""
+    training_namespace: str = "training"
+    """Where training pods run: a GPU is a training pod's when its series carry this
+    namespace (dcgm_series.py)."""
+    alerts: GpuAlertSettings = DEFAULT_ALERTS
+    """Thresholds of the alerts (a PrometheusRule beside the ServiceMonitor, when enabled)
+    and of the dashboard's matching panels."""
 
 
 class DcgmExporter(pulumi.ComponentResource):
@@ -89,7 +98,7 @@ class DcgmExporter(pulumi.ComponentResource):
                 labels,
                 _annotations(),
                 args.gpu_node_labels,
-                args.gpu_taint,
+                args.gpu_taints,
                 _pod_spec(args),
                 # The exporter reads its counters file once, at start.
                 template_annotations=config_hash(counters_text),
@@ -124,6 +133,24 @@ class DcgmExporter(pulumi.ComponentResource):
                 },
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.crds_from)),
             )
+        if args.service_monitor and args.alerts.enabled:
+            # Selected like the ServiceMonitor: kube-prometheus-stack's Prometheus picks
+            # PrometheusRules by the same `release` label (its ruleSelector).
+            k8s.apiextensions.CustomResource(
+                f"{name}-gpu-alerts",
+                api_version="monitoring.coreos.com/v1",
+                kind="PrometheusRule",
+                metadata={
+                    "name": RULE_NAME,
+                    "namespace": args.namespace,
+                    "labels": {
+                        **app_labels(RULE_NAME, "gpu-alerts"),
+                        **args.service_monitor_labels,
+                    },
+                },
+                spec={"groups": rule_groups(gpu_alerts(args.alerts, args.training_namespace))},
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.crds_from)),
+            )
         # Picked up by the Grafana sidecar of kube-prometheus-stack (label grafana_dashboard).
         k8s.core.v1.ConfigMap(
             f"{name}-gpu-dashboard",
@@ -135,7 +162,11 @@ class DcgmExporter(pulumi.ComponentResource):
                     "grafana_dashboard": "1",
                 },
             },
-            data={"gpuinfra-gpus.json": dashboard_json(args.profiling_metrics)},
+            data={
+                "gpuinfra-gpus.json": dashboard_json(
+                    args.profiling_metrics, args.alerts, args.training_namespace
+                )
+            },
             opts=child,
         )
         self.register_outputs({})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,8 @@ CONFIG_PATH = "/etc/nvidia-device-plugin/config.yaml"
 class DevicePluginArgs:
     namespace: str
     gpu_node_labels: Mapping[str, str]
-    gpu_taint: Taint
+    gpu_taints: Sequence[Taint]
+    """Every taint of the nodes it runs on (the GPU taint, each pool's own)."""
     time_slicing_replicas: int
     """1: each GPU goes to one pod; N > 1: each GPU is advertised N times (time-slicing)."""
     mig_strategy: str
@@ -130,7 +131,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
                 labels,
                 annotations,
                 args.gpu_node_labels,
-                args.gpu_taint,
+                args.gpu_taints,
                 pod,
                 template_annotations=config_hash(config_text),
             ),

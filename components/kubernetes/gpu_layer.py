@@ -7,10 +7,16 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from components.cluster_handle import ClusterHandle
-from components.settings.gpu_layer import GpuLayerSettings
+from components.cluster_handle import ClusterHandle, Taint
+from components.settings.gpu_layer import (
+    GpuLayerSettings,
+    Misfit,
+    TrainingJobSettings,
+    place_job,
+)
 
 from .cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
+from .datasets import JobDataset, JobDatasetArgs
 from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
 from .kueue import (
@@ -24,7 +30,7 @@ from .kueue import (
 from .labels import app_labels
 from .namespaces import GpuNamespaces, GpuNamespacesArgs
 from .spot_reclaim_drainer import SpotReclaimDrainer, SpotReclaimDrainerArgs
-from .training_job import TrainingJob, TrainingJobArgs
+from .training_job import TrainingJob, TrainingJobArgs, storage_env
 
 SYSTEM_NAMESPACE = "gpu-system"
 MONITORING_NAMESPACE = "monitoring"
@@ -45,6 +51,32 @@ def installs_device_plugin(handle: ClusterHandle, settings: GpuLayerSettings) ->
     if settings.device_plugin == "auto":
         return not handle.platform_runs_device_plugin
     return settings.device_plugin == "always"
+
+
+def job_nodes(
+    handle: ClusterHandle, job: TrainingJobSettings
+) -> tuple[dict[str, str], tuple[Taint, ...]]:
+    """(node selector, tolerated taints) of a Job: its pool's, or every GPU node's where the
+    cluster has no pools gpuinfra knows (an existing cluster).
+
+    Settings placed the Job on a pool (`place_job`); a Job that reaches here unplaced on a
+    cluster with pools goes where `place_job` would put it."""
+    if not handle.gpu_pools:
+        return dict(handle.gpu_node_labels), (handle.gpu_taint,)
+    pool = handle.pool(job.pool) if job.pool is not None else None
+    if pool is None:
+        where = place_job(
+            handle.gpu_pools,
+            job=job.name,
+            pool=job.pool,
+            gpu_model=job.gpu_model,
+            gpus_per_node=job.gpus_per_node,
+        )
+        if isinstance(where, Misfit):
+            raise ValueError(where.message)  # settings refuse such a Job before this
+        pool = handle.pool(where.name)
+        assert pool is not None
+    return pool.selector, pool.taints
 
 
 class GpuLayer(pulumi.ComponentResource):
@@ -127,7 +159,7 @@ class GpuLayer(pulumi.ComponentResource):
                 DevicePluginArgs(
                     namespace=SYSTEM_NAMESPACE,
                     gpu_node_labels=handle.gpu_node_labels,
-                    gpu_taint=handle.gpu_taint,
+                    gpu_taints=handle.gpu_node_taints(),
                     time_slicing_replicas=settings.time_slicing_replicas,
                     mig_strategy=settings.mig_strategy,
                 ),
@@ -139,8 +171,9 @@ class GpuLayer(pulumi.ComponentResource):
                 SpotReclaimDrainerArgs(
                     namespace=SYSTEM_NAMESPACE,
                     notice=handle.spot_reclaim_notice,
-                    gpu_node_labels=handle.gpu_node_labels,
-                    gpu_taint=handle.gpu_taint,
+                    # Spot pools' nodes only: an on-demand node is never reclaimed.
+                    gpu_node_labels=handle.spot_node_labels(),
+                    gpu_taints=handle.spot_node_taints(),
                 ),
                 opts=after_namespaces,
             )
@@ -155,10 +188,16 @@ class GpuLayer(pulumi.ComponentResource):
                     repository_opts={"repo": "https://prometheus-community.github.io/helm-charts"},
                     namespace=MONITORING_NAMESPACE,
                     create_namespace=True,
-                    # Find ServiceMonitors and dashboards from every namespace, not only its own.
+                    # Find ServiceMonitors, PrometheusRules (the GPU alerts) and dashboards from
+                    # every namespace, whatever their `release` label (the chart's rule selector
+                    # otherwise wants its own: templates/prometheus/prometheus.yaml:279-288 at
+                    # kube-prometheus-stack-81.6.2).
                     values={
                         "prometheus": {
-                            "prometheusSpec": {"serviceMonitorSelectorNilUsesHelmValues": False}
+                            "prometheusSpec": {
+                                "serviceMonitorSelectorNilUsesHelmValues": False,
+                                "ruleSelectorNilUsesHelmValues": False,
+                            }
                         },
                         "grafana": {
                             "sidecar": {"dashboards": {"enabled": True, "searchNamespace": "ALL"}}
@@ -172,7 +211,7 @@ class GpuLayer(pulumi.ComponentResource):
             DcgmExporterArgs(
                 namespace=SYSTEM_NAMESPACE,
                 gpu_node_labels=handle.gpu_node_labels,
-                gpu_taint=handle.gpu_taint,
+                gpu_taints=handle.gpu_node_taints(),
                 profiling_metrics=settings.dcgm_profiling_metrics,
                 service_monitor=settings.prometheus_operator,
                 service_monitor_labels=(
@@ -180,6 +219,8 @@ class GpuLayer(pulumi.ComponentResource):
                 ),
                 # The chart brings the ServiceMonitor CRD: the monitor must come after it.
                 crds_from=crds,
+                training_namespace=handle.training_namespace,
+                alerts=settings.alerts,
             ),
             opts=after_namespaces,
         )
@@ -215,6 +256,28 @@ class GpuLayer(pulumi.ComponentResource):
             job_after.append(training_queue.local_queue)
 
         for job in settings.training_jobs:
+            node_labels, taints = job_nodes(handle, job)
+            dataset = (
+                JobDataset(
+                    f"{name}-{job.name}",
+                    JobDatasetArgs(
+                        job_name=job.name,
+                        dataset=job.dataset,
+                        namespace=handle.training_namespace,
+                        bucket=handle.bucket,
+                        mount=handle.dataset_mount,
+                        stage_image=settings.trainer_image,
+                        storage_env=[
+                            e
+                            for e in storage_env(handle.bucket, job.name)
+                            if e["name"] != "CHECKPOINT_URI"
+                        ],
+                    ),
+                    opts=after_namespaces,
+                )
+                if job.dataset is not None
+                else None
+            )
             TrainingJob(
                 f"{name}-{job.name}",
                 TrainingJobArgs(
@@ -223,8 +286,9 @@ class GpuLayer(pulumi.ComponentResource):
                     service_account=handle.training_service_account,
                     priority_class=TRAINING_PRIORITY_CLASS,
                     bucket=handle.bucket,
-                    gpu_node_labels=handle.gpu_node_labels,
-                    gpu_taint=handle.gpu_taint,
+                    gpu_node_labels=node_labels,
+                    gpu_taints=taints,
+                    dataset=dataset.pod if dataset is not None else None,
                     queue_name=LOCAL_QUEUE if queue.mode != "off" else None,
                     after=job_after,
                 ),

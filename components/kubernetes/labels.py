@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from components.cluster_handle import Taint
@@ -74,12 +74,13 @@ def gpu_node_daemonset_spec(
     labels: Mapping[str, str],
     annotations: Mapping[str, str],
     node_labels: Mapping[str, str],
-    taint: Taint,
+    taints: Sequence[Taint],
     pod: Mapping[str, Any],
     template_annotations: Mapping[str, str] | None = None,
 ) -> Any:
     """A DaemonSet spec that runs `pod` on every GPU node and nowhere else: selected by the
-    GPU node labels, tolerating the GPU taint, critical to the node, rolled one at a time.
+    GPU node labels, tolerating the GPU nodes' taints, critical to the node, rolled one at a
+    time.
     `template_annotations` go on the pods only (e.g. `config_hash`)."""
     return api_fields(
         {
@@ -92,7 +93,7 @@ def gpu_node_daemonset_spec(
                 },
                 "spec": {
                     "nodeSelector": dict(node_labels),
-                    "tolerations": [toleration(taint)],
+                    "tolerations": [toleration(taint) for taint in taints],
                     "priorityClassName": "system-node-critical",
                     **pod,
                 },

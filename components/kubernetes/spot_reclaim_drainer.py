@@ -8,7 +8,7 @@ work since their last periodic checkpoint. RBAC: read and cordon nodes, list pod
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,8 @@ class SpotReclaimDrainerArgs:
     namespace: str
     notice: SpotReclaimNotice
     gpu_node_labels: Mapping[str, str]
-    gpu_taint: Taint
+    gpu_taints: Sequence[Taint]
+    """Every taint of the nodes it runs on (the GPU taint, each pool's own)."""
 
 
 def agent_source() -> str:
@@ -166,7 +167,7 @@ class SpotReclaimDrainer(pulumi.ComponentResource):
                 labels,
                 annotations,
                 args.gpu_node_labels,
-                args.gpu_taint,
+                args.gpu_taints,
                 pod,
                 template_annotations=config_hash(agent_source()),
             ),

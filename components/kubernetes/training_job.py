@@ -32,6 +32,7 @@ import pulumi_kubernetes as k8s
 from components.cluster_handle import BucketRef, Taint
 from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, TrainingJobSettings
 
+from .datasets import DATASET_ENV, DatasetPod
 from .kueue import QUEUE_LABEL
 from .labels import RESTRICTED_CONTAINER, api_fields, app_labels, checkov_skips, toleration
 
@@ -54,7 +55,11 @@ class TrainingJobArgs:
     bucket: BucketRef
     """The Job checkpoints under `<scheme>://<bucket>/<job name>`."""
     gpu_node_labels: Mapping[str, str]
-    gpu_taint: Taint
+    """The node selector: the Job's GPU pool's (or every GPU node's on an existing cluster)."""
+    gpu_taints: Sequence[Taint]
+    """The taints of those nodes, each tolerated."""
+    dataset: DatasetPod | None = None
+    """Volumes, init container and env of the Job's dataset (components/kubernetes/datasets.py)."""
     queue_name: str | None = None
     """Kueue LocalQueue the Job waits in (created suspended); None: it starts at once."""
     after: Sequence[pulumi.Resource] = ()
@@ -78,14 +83,22 @@ def default_args(job: TrainingJobSettings) -> list[str]:
             "--master-port=$(MASTER_PORT)",
             f"--nproc-per-node={job.gpus_per_node}",
         ]
+    # FSDP trains the GPT decoder (the model that needs it); ResNet keeps per-GPU BatchNorm
+    # statistics, which FSDP would not reconcile.
+    trainer = ["--model=gpt", "--sharding=fsdp"] if job.sharding == "fsdp" else ["--model=resnet50"]
+    if job.micro_batch_size is not None:
+        trainer.append(f"--batch-size={job.micro_batch_size}")
+    if job.global_batch_size is not None:
+        trainer.append(f"--global-batch-size={job.global_batch_size}")
     return [
         *launch,
         "-m",
         "trainer",
-        "--model=resnet50",
+        *trainer,
         "--checkpoint-uri=$(CHECKPOINT_URI)",
         "--checkpoint-every-seconds=600",
         "--async-checkpoint",
+        *([f"--data-dir=$({DATASET_ENV})"] if job.dataset is not None else []),
     ]
 
 
@@ -142,7 +155,8 @@ class TrainingJob(pulumi.ComponentResource):
         labels = {**app_labels(job.name, "training"), "gpuinfra.io/training-job": job.name}
         multi_node = job.nodes > 1
         service = headless_service_name(job.name)
-        depends: list[pulumi.Resource] = list(args.after)
+        dataset = args.dataset or DatasetPod(env=[])
+        depends: list[pulumi.Resource] = [*args.after, *dataset.depends_on]
         if multi_node:
             # Gives each pod the DNS name <job>-<index>.<service>; index 0 hosts the rendezvous.
             depends.append(
@@ -163,6 +177,7 @@ class TrainingJob(pulumi.ComponentResource):
 
         env: list[dict[str, Any]] = [
             *storage_env(args.bucket, job.name),
+            *dataset.env,
             *({"name": k, "value": v} for k, v in sorted(job.env.items())),
         ]
         if multi_node:
@@ -197,10 +212,13 @@ class TrainingJob(pulumi.ComponentResource):
                 "requests": {"cpu": job.cpu, "memory": job.memory},
                 "limits": {"nvidia.com/gpu": str(job.gpus_per_node), "memory": job.memory},
             },
-            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+            "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}, *dataset.mounts],
         }
         if job.command is not None:
             container["command"] = list(job.command)
+        pod_spec_extra: dict[str, Any] = (
+            {"initContainers": list(dataset.init_containers)} if dataset.init_containers else {}
+        )
         if multi_node:
             container["ports"] = [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT}]
 
@@ -237,15 +255,17 @@ class TrainingJob(pulumi.ComponentResource):
                     "priorityClassName": args.priority_class,
                     "terminationGracePeriodSeconds": job.termination_grace_period_seconds,
                     "nodeSelector": dict(args.gpu_node_labels),
-                    "tolerations": [toleration(args.gpu_taint)],
+                    "tolerations": [toleration(t) for t in args.gpu_taints],
                     "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
+                    **pod_spec_extra,
                     "containers": [container],
                     "volumes": [
                         {
                             # PyTorch DataLoader workers share batches through /dev/shm.
                             "name": "dshm",
                             "emptyDir": {"medium": "Memory", "sizeLimit": f"{job.shm_size_gi}Gi"},
-                        }
+                        },
+                        *dataset.volumes,
                     ],
                 },
             },

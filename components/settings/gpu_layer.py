@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, cast
+from typing import Literal, Protocol, cast
 
+from components import catalog
+
+from . import datasets
+from .datasets import DatasetSettings
+from .gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
 from .queueing import QueueSettings, parse_queueing
 from .reader import ConfigReader
 
@@ -20,6 +25,9 @@ PREEMPTED_EXIT_CODE = 75
 USER_ERROR_EXIT_CODE = 64
 """The reference trainer's "bad arguments or data, a retry cannot help"."""
 MIN_GRACE_SECONDS = 30
+TRAINER_DEFAULT_BATCH = 64
+"""The reference trainer's default `--batch-size` per GPU (trainer/config.py)."""
+SHARDINGS = ("ddp", "fsdp")
 
 _JOB_NAME = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -44,6 +52,7 @@ RESERVED_ENV = (
     "MASTER_PORT",
     "NNODES",
     "NODE_RANK",
+    "DATASET_DIR",
 )
 """Set on every training Job by gpuinfra (the Job -> trainer contract, and torchrun's)."""
 
@@ -62,6 +71,8 @@ _JOB_FIELDS = (
     "command",
     "args",
     "env",
+    "pool",
+    "gpuModel",
     "gpusPerNode",
     "nodes",
     "backoffLimit",
@@ -72,6 +83,10 @@ _JOB_FIELDS = (
     "shmSizeGi",
     "cpu",
     "memory",
+    "sharding",
+    "globalBatchSize",
+    "microBatchSize",
+    "dataset",
 )
 
 
@@ -95,6 +110,101 @@ class TrainingJobSettings:
     shm_size_gi: int
     cpu: str
     memory: str
+    sharding: str | None = None
+    """`--sharding` of the default trainer arguments: ddp, or fsdp (then the GPT model)."""
+    global_batch_size: int | None = None
+    """`--global-batch-size`: kept when a retry gets fewer or more GPUs (accumulation)."""
+    micro_batch_size: int | None = None
+    """`--batch-size` per GPU and accumulation round."""
+    pool: str | None = None
+    """The GPU pool the Job runs on: placed by `place_job` where the pools are known (a cloud
+    stack), as given where they come later (a GPU-layer stack: its cluster stack's handle),
+    None on an existing cluster's GPU nodes."""
+    gpu_model: str | None = None
+    """The GPU model the Job asked for (`gpuModel`), matched to a pool; None: any."""
+    dataset: DatasetSettings | None = None
+    """Where the Job's data comes from and how it reaches the pod; None: the image's own."""
+
+
+class PoolShape(Protocol):
+    """What placing a Job needs of a GPU pool (settings' and the ClusterHandle's pools)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def gpu_model(self) -> str: ...
+
+    @property
+    def gpus_per_node(self) -> int: ...
+
+
+def describe_pools(pools: Sequence[PoolShape]) -> str:
+    """`spot-a10g (1 x A10G per node), big (8 x A100-80GB per node)`."""
+    return ", ".join(f"{p.name} ({p.gpus_per_node} x {p.gpu_model} per node)" for p in pools)
+
+
+@dataclass(frozen=True)
+class Misfit:
+    """Why a Job fits no GPU pool: the Job field to blame and what would fit."""
+
+    field: str
+    message: str
+
+
+def place_job(
+    pools: Sequence[PoolShape],
+    *,
+    job: str,
+    pool: str | None,
+    gpu_model: str | None,
+    gpus_per_node: int | None,
+) -> PoolShape | Misfit:
+    """The pool a Job runs on: the one it names, else the first (in `gpuPools` order) of the
+    given GPU model, else the first, whose nodes have at least `gpus_per_node` GPUs (None:
+    any count; the Job then takes the whole node).
+
+    The order is the user's: list the pool a Job should land on by default first.
+    """
+    gpus = gpus_per_node or 1
+    listed = f"GPU pools: {describe_pools(pools)}"
+    if pool is not None:
+        chosen = next((p for p in pools if p.name == pool), None)
+        if chosen is None:
+            return Misfit("pool", f"job {job!r} names no GPU pool of this stack; {listed}")
+        if gpu_model is not None and not catalog.matches_model(chosen.gpu_model, gpu_model):
+            return Misfit(
+                "gpuModel",
+                f"job {job!r}: pool {pool} has {chosen.gpu_model} GPUs; drop gpuModel or name a "
+                f"pool of that model ({listed})",
+            )
+        if chosen.gpus_per_node < gpus:
+            return Misfit(
+                "gpusPerNode",
+                f"job {job!r} asks {gpus} GPUs per node, but a node of pool {pool} has "
+                f"{chosen.gpus_per_node}; {listed}. Lower gpusPerNode, or name a pool with "
+                f"{gpus} GPUs per node",
+            )
+        return chosen
+    candidates = [
+        p for p in pools if gpu_model is None or catalog.matches_model(p.gpu_model, gpu_model)
+    ]
+    if not candidates:
+        return Misfit(
+            "gpuModel",
+            f"job {job!r} asks for {gpu_model} GPUs, which no GPU pool has; {listed}. Add a "
+            "pool with them to gpuinfra:gpuPools, or change gpuModel",
+        )
+    for candidate in candidates:
+        if candidate.gpus_per_node >= gpus:
+            return candidate
+    kind = f"{gpu_model} " if gpu_model else ""
+    return Misfit(
+        "gpusPerNode",
+        f"job {job!r} fits no GPU pool: it asks {gpus} GPUs per node and no {kind}pool has "
+        f"that many; {listed}. Add a pool with {gpus} GPUs per node to gpuinfra:gpuPools, or "
+        "lower gpusPerNode",
+    )
 
 
 @dataclass(frozen=True)
@@ -110,9 +220,11 @@ class GpuLayerSettings:
     mode: GpuLayerMode = "inline"
     """inline: this stack deploys the layer; separate: a `clusterStack` stack does."""
     prometheus_release: str = "kube-prometheus-stack"
-    """`release` label of the ServiceMonitor ("" for none)."""
+    """`release` label of the ServiceMonitor and the PrometheusRule ("" for none)."""
+    alerts: GpuAlertSettings = DEFAULT_ALERTS
+    """The GPU alerts' thresholds (`gpuAlert*`), resolved once the autoscaling is known."""
     queueing: QueueSettings = dataclasses.field(default_factory=QueueSettings)
-    """Kueue (issue 19); its GPU quota is resolved against maxGpus in validate.py."""
+    """Kueue (issue 19); its GPU quota is resolved in validate.py."""
 
 
 def parse_mode(r: ConfigReader, *, cloud: str, api_endpoint_public: bool) -> GpuLayerMode:
@@ -164,10 +276,13 @@ def parse_gpu_layer(
     r: ConfigReader,
     *,
     gpus_per_node: int | None,
+    pools: Sequence[PoolShape] | None = (),
     cloud: str = "kubernetes",
     api_endpoint_public: bool = False,
 ) -> GpuLayerSettings:
-    """`gpus_per_node`: GPUs one node of the GPU pool has (None when unknown)."""
+    """`pools`: the stack's GPU pools, each Job placed on one; empty: a cluster whose GPU nodes
+    are one lot of `gpus_per_node` GPUs each (None: unknown); None: pools not known yet (a
+    GPU-layer stack: `stacks/kubernetes.py` places the Jobs on its cluster stack's pools)."""
     mode = parse_mode(r, cloud=cloud, api_endpoint_public=api_endpoint_public)
     release = r.string("monitoringPrometheusRelease")
     if release and (len(release) > 63 or not _LABEL_VALUE.match(release)):
@@ -187,7 +302,7 @@ def parse_gpu_layer(
     jobs = tuple(
         job
         for index, raw in enumerate(r.objects("trainingJobs"))
-        if (job := _job(r, index, raw, trainer_image, gpus_per_node)) is not None
+        if (job := _job(r, index, raw, trainer_image, gpus_per_node, pools)) is not None
     )
     names = [job.name for job in jobs]
     for name in sorted({n for n in names if names.count(n) > 1}):
@@ -247,6 +362,16 @@ class _JobReader:
             return None
         return tuple(value)
 
+    def optional_text(self, field: str) -> str | None:
+        """A non-empty string, or None when the field is not given."""
+        value = self.raw.get(field)
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            self.problem(field, value, "must be a non-empty string")
+            return None
+        return value.strip()
+
     def text(self, field: str, default: str) -> str:
         value = self.raw.get(field, default)
         if not isinstance(value, str) or not value:
@@ -265,6 +390,7 @@ def _job(
     raw: Mapping[str, object],
     trainer_image: str,
     gpus_per_node: int | None,
+    pools: Sequence[PoolShape] | None,
 ) -> TrainingJobSettings | None:
     j = _JobReader(r, index, raw)
     for field in sorted(set(raw) - set(_JOB_FIELDS)):
@@ -285,16 +411,45 @@ def _job(
     if problem:
         j.problem("image", image, problem)
 
-    if gpus_per_node is None:
-        gpus = j.integer("gpusPerNode", 1, 1, 16)
+    requested_pool = j.optional_text("pool")
+    requested_model = j.optional_text("gpuModel")
+    placed: str | None = requested_pool
+    if pools is None or not pools:
+        if pools is not None:  # an existing cluster: its GPU nodes are one lot
+            for field, value in (("pool", requested_pool), ("gpuModel", requested_model)):
+                if value is not None:
+                    j.problem(
+                        field,
+                        value,
+                        "an existing cluster's GPU nodes are the ones existingGpuNodeLabels "
+                        "selects, with no GPU pools gpuinfra knows of; remove it",
+                    )
+        if gpus_per_node is None:
+            gpus = j.integer("gpusPerNode", 1, 1, 16)
+        else:
+            gpus = j.integer(
+                "gpusPerNode",
+                gpus_per_node,
+                1,
+                gpus_per_node,
+                f" (a node of the GPU pool has {gpus_per_node} GPU{'s' * (gpus_per_node != 1)})",
+            )
     else:
-        gpus = j.integer(
-            "gpusPerNode",
-            gpus_per_node,
-            1,
-            gpus_per_node,
-            f" (a node of the GPU pool has {gpus_per_node} GPU{'s' * (gpus_per_node != 1)})",
+        asked = j.optional_integer("gpusPerNode", 1, 64)
+        where = place_job(
+            pools,
+            job=str(name),
+            pool=requested_pool,
+            gpu_model=requested_model,
+            gpus_per_node=asked,
         )
+        if isinstance(where, Misfit):
+            field = where.field
+            j.problem(field, raw.get(field, asked or 1), where.message)
+            gpus = asked or 1
+        else:
+            placed = where.name
+            gpus = asked or where.gpus_per_node
     nodes = j.integer("nodes", 1, 1, 512)
     grace = j.integer(
         "terminationGracePeriodSeconds",
@@ -352,7 +507,22 @@ def _job(
             "rest to the trainer; lower shmSizeGi or raise memory",
         )
 
+    dataset = None
+    if "dataset" in raw:
+        dataset, problems = datasets.parse(raw["dataset"])
+        for key, got, allowed in problems:
+            j.problem(key, got, allowed)
+
     command, args = j.strings("command"), j.strings("args")
+    sharding, global_batch, micro_batch = _batching(j, nodes * gpus, args is not None)
+    if sharding == "fsdp" and dataset is not None and args is None:
+        j.problem(
+            "sharding",
+            sharding,
+            "with a dataset is refused: sharding fsdp runs the GPT decoder on synthetic tokens, "
+            "and a dataset holds images (tar shards or an image folder) that only the image "
+            "models read; use sharding ddp, or your own args",
+        )
     if not j.ok:
         return None
     return TrainingJobSettings(
@@ -371,4 +541,44 @@ def _job(
         shm_size_gi=shm,
         cpu=cpu,
         memory=memory,
+        sharding=sharding,
+        global_batch_size=global_batch,
+        micro_batch_size=micro_batch,
+        pool=placed,
+        gpu_model=requested_model,
+        dataset=dataset,
     )
+
+
+def _batching(
+    j: _JobReader, world: int, own_args: bool
+) -> tuple[str | None, int | None, int | None]:
+    """`sharding`, `globalBatchSize`, `microBatchSize`: arguments of the reference trainer."""
+    sharding = j.raw.get("sharding")
+    if sharding is not None and sharding not in SHARDINGS:
+        j.problem("sharding", sharding, "must be ddp or fsdp (FSDP2: states sharded over GPUs)")
+        sharding = None
+    micro = j.optional_integer("microBatchSize", 1, 1_000_000)
+    global_batch = j.optional_integer("globalBatchSize", 1, 100_000_000)
+    per_round = (micro or TRAINER_DEFAULT_BATCH) * world
+    if global_batch is not None and global_batch % per_round:
+        j.problem(
+            "globalBatchSize",
+            global_batch,
+            f"must be a multiple of microBatchSize {micro or TRAINER_DEFAULT_BATCH} x {world} "
+            f"GPU(s) = {per_round}; gradient accumulation makes up the rest",
+        )
+    if own_args:
+        for field, value in (
+            ("sharding", sharding),
+            ("globalBatchSize", global_batch),
+            ("microBatchSize", micro),
+        ):
+            if value is not None:
+                j.problem(
+                    field,
+                    value,
+                    "sets an argument of the default trainer command; with `args` set, pass "
+                    "--sharding, --global-batch-size or --batch-size in `args` instead",
+                )
+    return sharding, global_batch, micro

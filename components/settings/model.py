@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from components.catalog import GpuInstanceType
@@ -61,10 +62,41 @@ class SystemPoolSettings:
 
 @dataclass(frozen=True)
 class GpuPoolSettings:
+    """One GPU node pool (`gpuPools` entry, or the single pool of the `gpuPool*` keys)."""
+
+    name: str
+    """Unique in the stack; the node label `gpuinfra.io/pool` and taint value of its nodes,
+    and what a training Job's `pool` names. The `gpuPool*` keys give one pool named `gpu`."""
     instance: GpuInstanceType
     capacity_type: CapacityType
     size: PoolSize
     disk_size_gb: int
+    extra_instance_types: tuple[str, ...] = ()
+    """More types with the same GPUs (model and count), where the cloud takes several."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Extra node labels, besides the ones gpuinfra sets (`gpuinfra.io/*`)."""
+    spot_max_price: str | None = None
+    """Most to pay per spot node hour (Alibaba: with `SpotWithPriceLimit`; Tencent: required
+    for spot); None: none."""
+    spot_strategy: SpotStrategy = "SpotAsPriceGo"
+    """Alibaba Cloud's bidding; `NoSpot` for an on-demand pool."""
+    on_demand_fallback: bool = True
+    """Alibaba Cloud: pay-as-you-go nodes when spot stock runs out."""
+    flat: bool = False
+    """True: the one pool of the flat `gpuPool*` keys (no `gpuPools`), whose nodes keep the
+    labels and taint single-pool stacks always gave them (see `gpu_pool_nodes`)."""
+
+    @property
+    def gpu_model(self) -> str:
+        return self.instance.gpu_model
+
+    @property
+    def gpus_per_node(self) -> int:
+        return self.instance.gpu_count
+
+    @property
+    def instance_types(self) -> tuple[str, ...]:
+        return (self.instance.instance_type, *self.extra_instance_types)
 
 
 @dataclass(frozen=True)
@@ -86,11 +118,6 @@ class IdentitySettings:
 class AlicloudSettings:
     """Alibaba Cloud only (`components/settings/clouds/alicloud.py` reads them)."""
 
-    spot_strategy: SpotStrategy
-    """`NoSpot` when `gpuPoolCapacityType` is onDemand."""
-    spot_price_limit: str | None
-    extra_instance_types: tuple[str, ...]
-    on_demand_fallback: bool
     driver_version: str | None
     """None: the driver ACK installs by default for the cluster version."""
     pod_cidr: str
@@ -110,8 +137,8 @@ class Settings:
     network: NetworkSettings
     access: AccessSettings
     system_pool: SystemPoolSettings
-    gpu_pool: GpuPoolSettings | None
-    """None only for `cloud: kubernetes` (an existing cluster has no pool we manage)."""
+    gpu_pools: tuple[GpuPoolSettings, ...]
+    """Empty only for `cloud: kubernetes` (an existing cluster has no pool we manage)."""
     storage: StorageSettings
     identity: IdentitySettings
     gpu_layer: GpuLayerSettings
@@ -130,12 +157,12 @@ class Settings:
     autoscaling: AutoscalingSettings | None = None
     """GPU autoscaling of a cloud stack; None for `cloud: kubernetes` (the owner's business)."""
 
-    def require_gpu_pool(self) -> GpuPoolSettings:
-        """The GPU pool of a cloud stack (validation guarantees one for every cloud but
-        `kubernetes`)."""
-        if self.gpu_pool is None:
+    def require_gpu_pools(self) -> tuple[GpuPoolSettings, ...]:
+        """The GPU pools of a cloud stack (validation guarantees at least one for every cloud
+        but `kubernetes`)."""
+        if not self.gpu_pools:
             raise ValueError(f"cloud {self.cloud} has no GPU pool to build")
-        return self.gpu_pool
+        return self.gpu_pools
 
     def require_autoscaling(self) -> AutoscalingSettings:
         """The GPU autoscaling of a cloud stack (set whenever there is a GPU pool)."""

@@ -159,14 +159,26 @@ KEYS: tuple[ConfigKey, ...] = (
     _k("systemPoolMinNodes", "integer", 1, "systemPool", "Fewest system nodes, at least 1."),
     _k("systemPoolDesiredNodes", "integer", 2, "systemPool", "System nodes to start with."),
     _k("systemPoolMaxNodes", "integer", 3, "systemPool", "Most system nodes."),
-    # gpu pool
+    # gpu pools: a list (gpuPools), or one pool named `gpu` from the flat gpuPool* keys
+    _k(
+        "gpuPools",
+        "objects",
+        [],
+        "gpuPool",
+        "GPU node pools, one mapping each: name (required, 2-16 of a-z, 0-9, '-'), "
+        "instanceType, or gpuModel and gpuCount; capacityType, minNodes, desiredNodes, "
+        "maxNodes, diskSizeGb, labels; spotMaxPrice, spotStrategy, onDemandFallback, "
+        "extraInstanceTypes where the cloud takes them. Defaults as the gpuPool* keys. Not "
+        "set: one pool named `gpu` from the gpuPool* keys; set, those keys are refused. See the "
+        "README's GPU pools section.",
+    ),
     _k(
         "gpuPoolInstanceType",
         "string",
         "",
         "gpuPool",
-        "GPU instance type from the catalog, e.g. g5.xlarge. Or leave empty and set "
-        "`gpuPoolGpuModel` and `gpuPoolGpuCount`.",
+        "Single-pool form (no `gpuPools`): GPU instance type from the catalog, e.g. g5.xlarge. "
+        "Or leave empty and set `gpuPoolGpuModel` and `gpuPoolGpuCount`.",
     ),
     _k(
         "gpuPoolGpuModel",
@@ -314,6 +326,71 @@ KEYS: tuple[ConfigKey, ...] = (
         "gpuLayer",
         "Install kube-prometheus-stack (pinned Helm chart) into `monitoring`.",
     ),
+    # GPU alerts: a PrometheusRule beside the ServiceMonitor (issue 23)
+    _k(
+        "gpuAlerts",
+        "boolean",
+        True,
+        "gpuLayer",
+        "With `monitoringPrometheusOperator`: a PrometheusRule with GPU alerts from the DCGM "
+        "exporter's metrics (utilisation, temperature, XID and ECC errors, memory, idle GPU "
+        "nodes). `gpuinfra preview` lists them.",
+    ),
+    _k(
+        "gpuAlertUtilizationPercent",
+        "integer",
+        70,
+        "gpuLayer",
+        "GpuUnderutilized: a training pod whose GPUs' 5-minute average utilisation stays below "
+        "this percent, 1 to 100 (below 70 % the instance is too big or the input pipeline too "
+        "slow).",
+    ),
+    _k(
+        "gpuAlertUtilizationMinutes",
+        "integer",
+        30,
+        "gpuLayer",
+        "GpuUnderutilized: minutes the utilisation must stay low before the alert fires, 5 to "
+        "10080.",
+    ),
+    _k(
+        "gpuAlertTemperatureCelsius",
+        "integer",
+        85,
+        "gpuLayer",
+        "GpuTemperatureHigh: GPU temperature in °C above which the card needs cooling, 40 to 120.",
+    ),
+    _k(
+        "gpuAlertTemperatureMinutes",
+        "integer",
+        5,
+        "gpuLayer",
+        "GpuTemperatureHigh: minutes the temperature must stay high, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertMemoryPercent",
+        "integer",
+        95,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: percent of a training pod's GPU memory in use, 50 to 100.",
+    ),
+    _k(
+        "gpuAlertMemoryMinutes",
+        "integer",
+        15,
+        "gpuLayer",
+        "GpuMemoryNearlyFull: minutes the memory must stay that full, 0 to 10080.",
+    ),
+    _k(
+        "gpuAlertIdleNodeMinutes",
+        "integer",
+        0,
+        "gpuLayer",
+        "GpuNodeIdle: minutes a GPU node may run no training pod before the alert fires (the "
+        "autoscaler should have removed it), more than `gpuPoolScaleDownDelayMinutes`, at most "
+        "10080. 0: that delay plus 10 (cloud kubernetes: 20, Cluster Autoscaler's default 10 "
+        "plus 10). XID and double-bit ECC errors alert at once.",
+    ),
     _k(
         "trainerImage",
         "string",
@@ -327,9 +404,12 @@ KEYS: tuple[ConfigKey, ...] = (
         [],
         "training",
         "Restartable training Jobs, one mapping each: name (required), image, command, args, "
-        "env, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
+        "env, pool, gpuModel, gpusPerNode, nodes, backoffLimit, nonRetryableExitCodes, "
         "terminationGracePeriodSeconds, activeDeadlineSeconds, ttlSecondsAfterFinished, "
-        "shmSizeGi, cpu, memory. See the README's Training Jobs section.",
+        "shmSizeGi, cpu, memory, dataset (source, access mount|stage|stream, mountPath, "
+        "nodeCachePath); for the default trainer command: sharding (ddp, or fsdp with the GPT "
+        "model), globalBatchSize (kept when a retry gets another number of GPUs) and "
+        "microBatchSize (per GPU). See the README's Training Jobs and Datasets sections.",
     ),
     # --- queueing (issue 19) ---
     _k(
@@ -592,8 +672,9 @@ KEYS: tuple[ConfigKey, ...] = (
         "integer",
         100,
         "cost",
-        "GPU hours a month the preview's cost estimate budgets for the GPU pool above its "
-        "minimum size (e.g. 100 on 1-GPU nodes = 100 node-hours), 0 to 1000000.",
+        "GPU hours a month the preview's cost estimate budgets above the GPU pools' minimum "
+        "sizes (e.g. 100 on 1-GPU nodes = 100 node-hours), priced on the first GPU pool (where "
+        "a training Job that names no pool runs), 0 to 1000000.",
     ),
     _k(
         "costStorageGb",
@@ -625,8 +706,18 @@ KEYS: tuple[ConfigKey, ...] = (
         "",
         "workstation",
         "GPU instance type of the workstation from the catalog, e.g. g5.xlarge. Empty: picked "
-        "by `workstationGpuModel`, else the GPU pool's type. AWS: a type the Deep Learning AMI "
-        "supports (G4dn, G5, G6, Gr6, G6e, P4d, P4de, P5, P5e, P5en, P6-B200; not P3).",
+        "by `workstationGpuModel`, else a GPU pool's type (`workstationGpuPool`). AWS: a type "
+        "the Deep Learning AMI supports (G4dn, G5, G6, Gr6, G6e, P4d, P4de, P5, P5e, P5en, "
+        "P6-B200; not P3).",
+    ),
+    _k(
+        "workstationGpuPool",
+        "string",
+        "",
+        "workstation",
+        "Name of a GPU pool (`gpuPools`) whose instance type the workstation takes, when "
+        "neither `workstationInstanceType` nor `workstationGpuModel` is set. Empty: the first "
+        "pool's.",
     ),
     _k(
         "workstationGpuModel",
@@ -691,9 +782,10 @@ KEYS: tuple[ConfigKey, ...] = (
         "integer",
         0,
         "autoscaling",
-        "Most GPUs the stack may hold: the GPU pool's maximum becomes the whole nodes that fit "
-        "(maxGpus / GPUs per node), so the autoscaler never adds more. At least one node's GPUs "
-        "and at most `gpuPoolMaxNodes` x GPUs per node. 0: `gpuPoolMaxNodes` x GPUs per node.",
+        "Most GPUs the stack may hold, all GPU pools together: each pool's maximum becomes the "
+        "whole nodes that fit (maxGpus / its GPUs per node), and the pools' maxima must add up "
+        "to at most maxGpus, so no autoscaler adds more. At least one node's GPUs and at most "
+        "what the pools' maxNodes hold. 0: what the pools' maxNodes hold.",
     ),
 )
 

@@ -18,21 +18,22 @@ from typing import cast
 from components import catalog
 
 from . import eks_versions
-from .autoscaling import parse_autoscaling
+from .autoscaling import PoolLimits, parse_autoscaling
 from .clouds import RULES, CloudRules
 from .clouds import kubernetes as existing_cluster_rules
 from .clouds import tencentcloud as tencentcloud_rules
 from .clouds import volcengine as volcengine_rules
 from .clouds.alicloud import parse_alicloud
 from .clouds.aws import parse_aws
-from .clouds.kubernetes import parse_existing_cluster
+from .clouds.kubernetes import ExistingClusterSettings, parse_existing_cluster
+from .datasets import EXISTING_CLUSTER_NO_MOUNT, PLATFORMS, DatasetPlatform, platform_problems
 from .errors import SettingsError
-from .gpu_layer import parse_gpu_layer
+from .gpu_alerts import parse_gpu_alerts
+from .gpu_layer import GpuLayerSettings, parse_gpu_layer
+from .gpu_pools import parse_gpu_pools, pool_key
 from .model import (
     AccessSettings,
-    CapacityType,
     ClusterSettings,
-    GpuPoolSettings,
     IdentitySettings,
     NatGateways,
     NetworkSettings,
@@ -85,22 +86,21 @@ def parse_settings(
     network = _network(r)
     access = _access(r, cloud)
     system_pool = _system_pool(r, rules)
-    gpu_pool = None if existing else _gpu_pool(r, cloud)
+    gpu_pools = () if existing else parse_gpu_pools(r, cloud)
     storage = _storage(r, rules)
     identity = IdentitySettings(
         namespace=_dns_label(r, "trainingNamespace"),
         service_account=_dns_label(r, "trainingServiceAccount"),
     )
 
-    gpus_per_node = (
-        gpu_pool.instance.gpu_count
-        if gpu_pool is not None
-        else existing.gpus_per_node
-        if existing is not None
-        else None
-    )
     gpu_layer = parse_gpu_layer(
-        r, gpus_per_node=gpus_per_node, cloud=cloud, api_endpoint_public=access.api_endpoint_public
+        r,
+        # A cloud stack's Jobs are placed on its pools; an existing cluster's on its GPU nodes
+        # (existingGpusPerNode); a GPU-layer stack's once its cluster stack's handle is read.
+        gpus_per_node=existing.gpus_per_node if existing is not None else None,
+        pools=gpu_pools if existing is None else None if existing.cluster_stack else (),
+        cloud=cloud,
+        api_endpoint_public=access.api_endpoint_public,
     )
     if cloud != existing_cluster_rules.CLOUD and "clusterStack" in r.raw:
         r.problem(
@@ -109,6 +109,7 @@ def parse_settings(
             "only for cloud kubernetes (a GPU-layer stack); a cluster stack sets "
             "gpuinfra:gpuLayer: separate and is named by the other stack's clusterStack",
         )
+    _dataset_platform(r, cloud, existing, gpu_layer)
     if (
         existing is not None
         and existing.cluster_stack is None
@@ -123,7 +124,7 @@ def parse_settings(
 
     aws = parse_aws(r) if cloud == "aws" else None
     alicloud = (
-        parse_alicloud(r, cluster=cluster, network=network, access=access, gpu_pool=gpu_pool)
+        parse_alicloud(r, cluster=cluster, network=network, access=access)
         if cloud == "alicloud"
         else None
     )
@@ -134,7 +135,6 @@ def parse_settings(
             name_prefix=name_prefix,
             kubernetes_version=cluster.kubernetes_version,
             vpc_cidr=network.vpc_cidr,
-            capacity_type=gpu_pool.capacity_type if gpu_pool is not None else "spot",
             zone_count=network.availability_zone_count,
         )
         if cloud == "tencentcloud"
@@ -148,7 +148,6 @@ def parse_settings(
             region=region,
             name_prefix=name_prefix,
             vpc_cidr=network.vpc_cidr,
-            capacity_type=gpu_pool.capacity_type if gpu_pool is not None else "spot",
             zone_count=network.availability_zone_count,
             api_endpoint_public=access.api_endpoint_public,
         )
@@ -159,22 +158,48 @@ def parse_settings(
     workstation = (
         None
         if existing or cloud == volcengine_rules.CLOUD
-        else parse_workstation(r, cloud, gpu_pool)
+        else parse_workstation(r, cloud, gpu_pools)
     )
     autoscaling = None
-    if gpu_pool is not None:
-        size = gpu_pool.size
+    if gpu_pools:
         autoscaling = parse_autoscaling(
             r,
             cloud=cloud,
             kubernetes_version=cluster.kubernetes_version,
-            gpus_per_node=gpu_pool.instance.gpu_count,
-            min_nodes=size.min_nodes,
-            desired_nodes=size.desired_nodes,
-            max_nodes=size.max_nodes,
+            pools=[
+                PoolLimits(
+                    name=pool.name,
+                    gpus_per_node=pool.gpus_per_node,
+                    min_nodes=pool.size.min_nodes,
+                    desired_nodes=pool.size.desired_nodes,
+                    max_nodes=pool.size.max_nodes,
+                    keys={
+                        f: pool_key(r, pool.name, f)
+                        for f in ("minNodes", "desiredNodes", "maxNodes")
+                    },
+                )
+                for pool in gpu_pools
+            ],
         )
-        # maxGpus caps the pool's maximum, where every cloud's autoscaler stops.
-        gpu_pool = replace(gpu_pool, size=replace(size, max_nodes=autoscaling.max_gpu_nodes))
+        # maxGpus caps each pool's maximum, where every cloud's autoscaler stops.
+        gpu_pools = tuple(
+            replace(
+                pool,
+                size=replace(pool.size, max_nodes=autoscaling.pool(pool.name).max_nodes),
+            )
+            for pool in gpu_pools
+        )
+    # GPU alerts (issue 23): the idle-node alert waits past the autoscaler's scale-down delay.
+    gpu_layer = replace(
+        gpu_layer,
+        alerts=parse_gpu_alerts(
+            r,
+            scale_down_delay_minutes=autoscaling.scale_down_delay_minutes if autoscaling else None,
+            # The exporter's series carry no pool label: the pools' minima together are
+            # the GPU nodes the autoscalers keep however idle.
+            min_gpu_nodes=sum(p.min_nodes for p in autoscaling.pools) if autoscaling else 0,
+        ),
+    )
     # --- queueing (issue 19): the queue's GPU quota defaults to maxGpus ---
     gpu_layer = replace(
         gpu_layer,
@@ -187,7 +212,7 @@ def parse_settings(
     )
     _check_cost_assumptions(r)
 
-    if r.problems or (gpu_pool is None and existing is None):
+    if r.problems or (not gpu_pools and existing is None):
         raise SettingsError(stack, r.problems)
     return Settings(
         stack=stack,
@@ -198,7 +223,7 @@ def parse_settings(
         network=network,
         access=access,
         system_pool=system_pool,
-        gpu_pool=gpu_pool,
+        gpu_pools=gpu_pools,
         storage=storage,
         identity=identity,
         gpu_layer=gpu_layer,
@@ -219,6 +244,35 @@ def _check_unknown_keys(r: ConfigReader) -> None:
         close = difflib.get_close_matches(name, list(BY_NAME), n=1)
         hint = f"did you mean {NAMESPACE}:{close[0]}?" if close else "see the config reference"
         r.problem(name, r.raw[name], f"unknown setting; {hint}")
+
+
+def _dataset_platform(
+    r: ConfigReader,
+    cloud: str,
+    existing: ExistingClusterSettings | None,
+    gpu_layer: GpuLayerSettings,
+) -> None:
+    """Datasets the platform cannot serve (mount without a CSI driver that takes pod identity,
+    a bucket of another cloud's scheme). A `clusterStack` stack checks against its handle."""
+    if existing is not None and existing.cluster_stack is not None:
+        return
+    if existing is not None:
+        scheme = (existing.bucket_uri or "").partition("://")[0]
+        platform = DatasetPlatform(scheme, None, EXISTING_CLUSTER_NO_MOUNT)
+    elif cloud in PLATFORMS:
+        platform = PLATFORMS[cloud]
+    else:
+        return
+    for i, job in enumerate(gpu_layer.training_jobs):
+        if job.dataset is None:
+            continue
+        for field, value, allowed in platform_problems(
+            job.dataset,
+            scheme=platform.scheme,
+            mount_driver=platform.mount_driver,
+            no_mount=platform.no_mount,
+        ):
+            r.problem(f"trainingJobs[{i}].{field}", value, allowed)
 
 
 def _region(r: ConfigReader, rules: CloudRules, provider_config: Mapping[str, str]) -> str:
@@ -431,66 +485,6 @@ def _system_pool(r: ConfigReader, rules: CloudRules) -> SystemPoolSettings:
             "is a GPU instance type; the system pool runs CPU-only cluster services",
         )
     return SystemPoolSettings(instance_type=instance_type, size=_pool_size(r, "systemPool", 1))
-
-
-def _gpu_pool(r: ConfigReader, cloud: str) -> GpuPoolSettings | None:
-    instance_type = r.string("gpuPoolInstanceType")
-    model = r.string("gpuPoolGpuModel")
-    count = r.integer("gpuPoolGpuCount")
-    models = ", ".join(catalog.known_models(cloud))
-    entry = None
-    if count < 1:
-        r.problem("gpuPoolGpuCount", count, "must be 1 or more")
-    elif instance_type:
-        entry = catalog.find(cloud, instance_type)
-        if entry is None:
-            elsewhere = catalog.clouds_offering(instance_type)
-            where = f" (it is a {', '.join(elsewhere)} type)" if elsewhere else ""
-            known = ", ".join(e.instance_type for e in catalog.instance_types(cloud))
-            r.problem(
-                "gpuPoolInstanceType",
-                instance_type,
-                f"not a GPU instance type the catalog knows on {cloud}{where}; known: {known}",
-            )
-        elif model and not catalog.matches_model(entry.gpu_model, model):
-            r.problem(
-                "gpuPoolGpuModel",
-                model,
-                f"{instance_type} has {entry.gpu_model} GPUs; "
-                "drop gpuPoolGpuModel or make the two agree",
-            )
-            entry = None
-    elif model:
-        entry = catalog.pick(cloud, model, count)
-        if entry is None:
-            counts = sorted(
-                {
-                    e.gpu_count
-                    for e in catalog.instance_types(cloud)
-                    if catalog.matches_model(e.gpu_model, model)
-                }
-            )
-            allowed = (
-                f"{model} comes with {', '.join(map(str, counts))} GPUs per instance on {cloud} "
-                "(gpuPoolGpuCount)"
-                if counts
-                else f"no {cloud} instance type in the catalog has {model}; known models: {models}"
-            )
-            r.problem("gpuPoolGpuModel", model, allowed)
-    else:
-        r.problem(
-            "gpuPoolInstanceType",
-            None,
-            f"set gpuPoolInstanceType (e.g. g5.xlarge) or gpuPoolGpuModel ({models})",
-        )
-    capacity = cast(CapacityType, r.one_of("gpuPoolCapacityType", ("spot", "onDemand")))
-    size = _pool_size(r, "gpuPool", 0)
-    disk = r.integer("gpuPoolDiskSizeGb")
-    if not 50 <= disk <= 16384:
-        r.problem("gpuPoolDiskSizeGb", disk, "must be between 50 and 16384 (GB)")
-    if entry is None:
-        return None
-    return GpuPoolSettings(instance=entry, capacity_type=capacity, size=size, disk_size_gb=disk)
 
 
 def _storage(r: ConfigReader, rules: CloudRules) -> StorageSettings:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
@@ -75,13 +76,14 @@ def ssh_key_problem(key: str) -> str | None:
 
 
 def parse_workstation(
-    r: ConfigReader, cloud: str, gpu_pool: GpuPoolSettings | None
+    r: ConfigReader, cloud: str, gpu_pools: Sequence[GpuPoolSettings]
 ) -> WorkstationSettings | None:
     """None when `workstationEnabled` is false; the other keys are then still type-checked."""
     enabled = r.boolean("workstationEnabled")
     instance_type = r.string("workstationInstanceType")
     model = r.string("workstationGpuModel")
     count = r.integer("workstationGpuCount")
+    pool = r.string("workstationGpuPool")
     capacity = cast(CapacityType, r.one_of("workstationCapacityType", ("spot", "onDemand")))
     disk = r.integer("workstationRootDiskGb")
     key = r.string("workstationSshPublicKey")
@@ -110,6 +112,13 @@ def parse_workstation(
                 "workstationSshPublicKey", key[:40] + ("..." if len(key) > 40 else ""), problem
             )
 
+    if pool and (instance_type or model):
+        r.problem(
+            "workstationGpuPool",
+            pool,
+            "takes a pool's type only when neither workstationInstanceType nor "
+            "workstationGpuModel is set; remove one",
+        )
     if cloud == "tencentcloud" and capacity == "spot":
         r.problem(
             "workstationCapacityType",
@@ -119,7 +128,7 @@ def parse_workstation(
             "resource_tc_instance.go:826-833), so `pulumi destroy` would leave it billing, and "
             "a reclaim releases the instance; use onDemand",
         )
-    entry = _instance(r, cloud, instance_type, model, count, gpu_pool)
+    entry = _instance(r, cloud, instance_type, model, count, pool, gpu_pools)
     if entry is not None:
         _check_image_supports(r, cloud, entry, instance_type, model)
     if entry is None or r.problems:
@@ -169,7 +178,8 @@ def _instance(
     instance_type: str,
     model: str,
     count: int,
-    gpu_pool: GpuPoolSettings | None,
+    pool: str,
+    gpu_pools: Sequence[GpuPoolSettings],
 ) -> GpuInstanceType | None:
     known = ", ".join(e.instance_type for e in catalog.instance_types(cloud))
     if count < 1:
@@ -203,5 +213,18 @@ def _instance(
                 + ", ".join(catalog.known_models(cloud)),
             )
         return entry
-    # Neither given: the GPU pool's type, so one setting turns the workstation on.
-    return gpu_pool.instance if gpu_pool is not None else None
+    # Neither given: a GPU pool's type (the first, or workstationGpuPool's), so one setting
+    # turns the workstation on.
+    if pool:
+        named = next((p for p in gpu_pools if p.name == pool), None)
+        if named is None:
+            r.problem(
+                "workstationGpuPool",
+                pool,
+                "names no GPU pool of this stack; pools: "
+                + (
+                    ", ".join(f"{p.name} ({p.instance.instance_type})" for p in gpu_pools) or "none"
+                ),
+            )
+        return named.instance if named is not None else None
+    return gpu_pools[0].instance if gpu_pools else None

@@ -6,14 +6,15 @@ IP and reach the internet (images, datasets) through it.
 A subnet's zone is ForceNew (terraform-provider-tencentcloud@v1.82.42
 tencentcloud/services/vpc/resource_tc_subnet.go:35-40): a zone that moves replaces the subnet
 and every node in it. So zones come from settings (`tkeZones`), or from a lookup of the zones
-that offer the GPU type (whatever their stock today: a zone that sells out for a while
-stays in the list) whose answer cannot move a subnet that exists (`ignore_changes`).
+that offer every GPU pool's type (whatever their stock today: a zone that sells out for a
+while stays in the list) whose answer cannot move a subnet that exists (`ignore_changes`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import tencentcloud_iac_pulumi as tencentcloud
@@ -21,7 +22,7 @@ import tencentcloud_iac_pulumi as tencentcloud
 from components.settings.model import NatGateways
 
 ZONES_FROM_SETTINGS = "settings (gpuinfra:tkeZones)"
-ZONES_LOOKED_UP = "lookup of zones offering {instance_type} ({charge_type}); pin: gpuinfra:tkeZones"
+ZONES_LOOKED_UP = "lookup of zones offering {offers}; pin: gpuinfra:tkeZones"
 """Said when no zone is pinned: the lookup runs on every update, but a subnet that exists keeps
 the zone it was created in (`ignore_changes`)."""
 
@@ -31,9 +32,9 @@ class TencentNetworkArgs:
     vpc_cidr: str
     subnet_cidrs: Sequence[str]
     """One per zone; as many zones as subnets."""
-    gpu_instance_type: str
-    charge_type: str
-    """`SPOTPAID` or `POSTPAID_BY_HOUR`: zones must offer the GPU type this way."""
+    gpu_offers: Sequence[tuple[str, str]]
+    """(instance type, `SPOTPAID` or `POSTPAID_BY_HOUR`) of each GPU pool: zones must offer
+    each type that way (every pool spans every subnet)."""
     nat_gateways: NatGateways
     tags: Mapping[str, str]
     zones: Sequence[str] = ()
@@ -60,27 +61,23 @@ class TencentNetwork(pulumi.ComponentResource):
             wanted: list[pulumi.Output[str]] = [pulumi.Output.from_input(z) for z in args.zones]
             self.zone_source = ZONES_FROM_SETTINGS
         else:
-            family = args.gpu_instance_type.split(".")[0]
-            offered = tencentcloud.instance.get_types_output(
-                filters=[
-                    {"name": "instance-family", "values": [family]},
-                    {"name": "instance-charge-type", "values": [args.charge_type]},
-                ],
-                # Every zone that offers the type, sold out today or not: a list that changes
-                # only when Tencent stops offering the type somewhere.
-                exclude_sold_out=False,
-                opts=pulumi.InvokeOutputOptions(parent=self),
-            )
-            zone_names = offered.instance_types.apply(
-                lambda types: zones_offering(
-                    [(t.instance_type, t.availability_zone) for t in types],
-                    args.gpu_instance_type,
+            offers = list(dict.fromkeys(args.gpu_offers))
+            answers = []
+            for instance_type, charge_type in offers:
+                offered = tencentcloud.instance.get_types_output(
+                    filters=[
+                        {"name": "instance-family", "values": [instance_type.split(".")[0]]},
+                        {"name": "instance-charge-type", "values": [charge_type]},
+                    ],
+                    # Every zone that offers the type, sold out today or not: a list that
+                    # changes only when Tencent stops offering the type somewhere.
+                    exclude_sold_out=False,
+                    opts=pulumi.InvokeOutputOptions(parent=self),
                 )
-            )
-            wanted = [zone_names.apply(_nth(i, args)) for i in range(len(args.subnet_cidrs))]
-            self.zone_source = ZONES_LOOKED_UP.format(
-                instance_type=args.gpu_instance_type, charge_type=args.charge_type
-            )
+                answers.append(offered.instance_types.apply(_zones_of(instance_type)))
+            zone_names = pulumi.Output.all(*answers).apply(_common_zones)
+            wanted = [zone_names.apply(_nth(i, offers)) for i in range(len(args.subnet_cidrs))]
+            self.zone_source = ZONES_LOOKED_UP.format(offers=_describe(offers))
         # A looked-up zone is only used for a subnet (or NAT) that does not exist yet.
         keep_zone = [] if pinned else ["availabilityZone"]
 
@@ -160,11 +157,32 @@ def zones_offering(offers: Sequence[tuple[str, str]], instance_type: str) -> lis
     return sorted({zone for offered, zone in offers if offered == instance_type})
 
 
-def _nth(index: int, args: TencentNetworkArgs) -> Callable[[list[str]], str]:
+def _zones_of(instance_type: str) -> Callable[[Sequence[Any]], list[str]]:
+    """Reads a `get_types` answer: the zones that offer `instance_type`."""
+
+    def read(types: Sequence[Any]) -> list[str]:
+        return zones_offering(
+            [(t.instance_type, t.availability_zone) for t in types], instance_type
+        )
+
+    return read
+
+
+def _common_zones(answers: list[list[str]]) -> list[str]:
+    """The zones of the first answer that every other answer lists too."""
+    first, *rest = answers
+    return [zone for zone in first if all(zone in other for other in rest)]
+
+
+def _describe(offers: Sequence[tuple[str, str]]) -> str:
+    return " and ".join(f"{instance_type} ({charge})" for instance_type, charge in offers)
+
+
+def _nth(index: int, offers: Sequence[tuple[str, str]]) -> Callable[[list[str]], str]:
     def pick(zones: list[str]) -> str:
         if index >= len(zones):
             raise ValueError(
-                f"{args.gpu_instance_type} is offered ({args.charge_type}) in "
+                f"{_describe(offers)} {'is' if len(offers) == 1 else 'are'} offered in "
                 f"{len(zones)} zone(s) of this region ({', '.join(zones) or 'none'}); "
                 f"gpuinfra:availabilityZoneCount asks for {index + 1}. Lower it, or name the "
                 "zones with gpuinfra:tkeZones"

@@ -32,6 +32,7 @@ EKS_GUIDE = "awsdocs/amazon-eks-user-guide@4d52b4d latest/ug"
 
 CLUSTER = "aws:eks/cluster:Cluster"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+ADDON = "aws:eks/addon:Addon"
 ACCESS_ENTRY = "aws:eks/accessEntry:AccessEntry"
 ACCESS_POLICY_ASSOCIATION = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 SUBNET = "aws:ec2/subnet:Subnet"
@@ -383,6 +384,61 @@ def eks_node_group_launch_template_fit(resource: RecordedResource, ctx: RuleCont
             "launchTemplate",
             "the launch template names security groups without the cluster security group: "
             "EKS then adds none and the nodes cannot reach the control plane",
+        )
+
+
+# --- EKS add-ons -------------------------------------------------------------------------------
+
+_SEMVER = re.compile(
+    r"^v(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+)
+
+
+@provider_rule(
+    ADDON,
+    source=f"{TFAWS} internal/service/eks/addon.go (resourceAddon schema: addon_version "
+    "validation.StringMatch semver with a leading v, service_account_role_arn verify.ValidARN, "
+    "resolve_conflicts_on_create NONE | OVERWRITE, configuration_values a string)",
+)
+def eks_addon_values(resource: RecordedResource, ctx: RuleContext) -> Problems:
+    """The provider's validators of an EKS add-on: a `v`-prefixed semantic version, an ARN for
+    the ServiceAccount role, a known conflict resolution, JSON configuration values."""
+    version = resource.inputs.get("addonVersion")
+    if version is not None and not _SEMVER.match(str(version)):
+        yield "addonVersion", f"{version!r} must follow semantic version format (v1.2.3-eksbuild.1)"
+    role = resource.inputs.get("serviceAccountRoleArn")
+    if role is not None and not str(role).startswith("arn:"):
+        yield "serviceAccountRoleArn", f"{role!r} is not an ARN (the role's arn output)"
+    conflicts = resource.inputs.get("resolveConflictsOnCreate")
+    if conflicts is not None and conflicts not in ("NONE", "OVERWRITE"):
+        yield "resolveConflictsOnCreate", f"{conflicts!r}: allowed NONE, OVERWRITE"
+    values = resource.inputs.get("configurationValues")
+    if values is not None:
+        try:
+            json.loads(str(values))
+        except ValueError:
+            yield "configurationValues", "must be JSON text (json.dumps of the add-on's settings)"
+
+
+@provider_rule(
+    ADDON,
+    source=f"{TFAWS} internal/service/eks/addon.go (resourceAddonCreate waits in "
+    "waitAddonCreated: Pending CREATING, DEGRADED; Target ACTIVE; 20 minute create timeout)",
+)
+def eks_addon_after_its_nodes(resource: RecordedResource, ctx: RuleContext) -> Problems:
+    """The provider waits until a new add-on is ACTIVE (20 minutes): an add-on whose pods run
+    on the cluster's nodes stays DEGRADED until there are nodes, so where the same update
+    creates the node groups, the add-on must wait for one."""
+    cluster = resource.inputs.get("clusterName")
+    groups = [g for g in ctx.of_type(NODE_GROUP) if g.inputs.get("clusterName") == cluster]
+    if groups and not any(ctx.depends_on(resource, g) for g in groups):
+        yield (
+            "dependsOn",
+            f"add-on {resource.inputs.get('addonName')!r} of cluster {cluster!r} does not wait "
+            "for a node group of it: its pods would have nowhere to run while `pulumi up` waits "
+            "20 minutes for ACTIVE",
         )
 
 

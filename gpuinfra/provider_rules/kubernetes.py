@@ -159,6 +159,7 @@ KUEUE_KINDS = (
 
 @provider_rule(
     "kubernetes:monitoring.coreos.com/v1:ServiceMonitor",
+    "kubernetes:monitoring.coreos.com/v1:PrometheusRule",
     *KUEUE_KINDS,
     source=f"{PK} provider/pkg/await/await.go:156-161,267-274 (create retried 5 times with "
     'backoff on a "no match" error, then fails), provider/pkg/provider/provider.go:1821-1833 '
@@ -180,4 +181,81 @@ def custom_resource_after_its_crd(
             "dependsOn",
             f"{kind} needs its CRD ({group}), which {names} installs in this same update: "
             'depend on it, or the create fails with "no matches for kind"',
+        )
+
+
+PVC = "kubernetes:core/v1:PersistentVolumeClaim"
+PV = "kubernetes:core/v1:PersistentVolume"
+_QUANTITY_FACTOR = {"": 1, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
+
+
+def _bytes(quantity: object) -> float | None:
+    text = str(quantity or "")
+    for suffix in ("Ki", "Mi", "Gi", "Ti", "Pi", ""):
+        number = text[: -len(suffix)] if suffix else text
+        if (not suffix or text.endswith(suffix)) and number.replace(".", "", 1).isdigit():
+            return float(number) * _QUANTITY_FACTOR[suffix]
+    return None
+
+
+@provider_rule(
+    PVC,
+    source=f"{PK} provider/pkg/await/awaiters.go:201-202,288-322 (a PersistentVolumeClaim is "
+    "awaited until Bound, or Pending under WaitForFirstConsumer; 5 minutes); "
+    "https://kubernetes.io/docs/concepts/storage/persistent-volumes/ (Reserving a "
+    "PersistentVolume; Class: a claim without storageClassName gets the default class, one with "
+    '"" binds only to volumes without a class; a claim binds to a volume of its access modes '
+    "and at least its size)",
+)
+def claim_binds_to_its_volume(resource: RecordedResource, ctx: RuleContext) -> Iterator[Problem]:
+    """pulumi-kubernetes waits until a PersistentVolumeClaim is Bound and fails the update
+    after 5 minutes; a claim naming a static volume (`volumeName`) binds only when it spells
+    its class the same ("" for none), asks for access modes and a size the volume has, and the
+    volume is free or reserved for it."""
+    if skips_await(resource):
+        return
+    spec: Any = resource.inputs.get("spec") or {}
+    volume_name = spec.get("volumeName")
+    if not volume_name:
+        return
+    claim = get(resource.inputs, "metadata.name")
+    if "storageClassName" not in spec:
+        yield (
+            "spec.storageClassName",
+            f'set "" on claim {claim!r}: left out, the cluster\'s default StorageClass is filled '
+            f"in and the claim never binds to the class-less volume {volume_name!r}",
+        )
+    volumes = [v for v in ctx.of_type(PV) if get(v.inputs, "metadata.name") == volume_name]
+    if not volumes:
+        return
+    volume: Any = volumes[0].inputs.get("spec") or {}
+    if "storageClassName" in spec and spec.get("storageClassName") != volume.get(
+        "storageClassName", ""
+    ):
+        yield (
+            "spec.storageClassName",
+            f"{spec.get('storageClassName')!r} but volume {volume_name!r} has "
+            f"{volume.get('storageClassName', '')!r}: they never bind",
+        )
+    missing = set(spec.get("accessModes") or []) - set(volume.get("accessModes") or [])
+    if missing:
+        yield (
+            "spec.accessModes",
+            f"{sorted(missing)} not offered by volume {volume_name!r} "
+            f"({volume.get('accessModes')}): they never bind",
+        )
+    wanted = _bytes(get(spec, "resources.requests.storage"))
+    holds = _bytes(get(volume, "capacity.storage"))
+    if wanted is not None and holds is not None and wanted > holds:
+        yield (
+            "spec.resources.requests.storage",
+            f"asks for more than volume {volume_name!r} holds: they never bind",
+        )
+    ref = volume.get("claimRef") or {}
+    namespace = get(resource.inputs, "metadata.namespace")
+    if ref and (ref.get("name"), ref.get("namespace")) != (claim, namespace):
+        yield (
+            "spec.volumeName",
+            f"volume {volume_name!r} is reserved for claim {ref.get('namespace')}/"
+            f"{ref.get('name')}, not {namespace}/{claim}",
         )

@@ -12,7 +12,7 @@ CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 
 def test_trust_is_scoped_to_the_training_service_account(ali_plan: Plan) -> None:
     rrsa = ali_plan.one(CLUSTER).outputs["rrsaMetadata"]
-    role = ali_plan.one("alicloud:ram/role:Role")
+    role = ali_plan.one("alicloud:ram/role:Role", f"{PREFIX}-training-role")  # not ossfs's
     assert role.inputs["roleName"] == f"{PREFIX}-training"
     [statement] = json.loads(role.inputs["assumeRolePolicyDocument"])["Statement"]
     assert statement["Effect"] == "Allow"
@@ -29,7 +29,7 @@ def test_trust_is_scoped_to_the_training_service_account(ali_plan: Plan) -> None
 
 def test_policy_is_limited_to_the_bucket(ali_plan: Plan) -> None:
     bucket = ali_plan.one("alicloud:oss/bucket:Bucket").outputs["bucket"]
-    policy = ali_plan.one("alicloud:ram/policy:Policy")
+    policy = ali_plan.one("alicloud:ram/policy:Policy", f"{PREFIX}-training-policy")
     resources = {
         resource
         for statement in json.loads(policy.inputs["policyDocument"])["Statement"]
@@ -42,7 +42,10 @@ def test_policy_is_limited_to_the_bucket(ali_plan: Plan) -> None:
         for action in statement["Action"]
     }
     assert "oss:*" not in actions and "oss:PutBucketAcl" not in actions
-    attachment = ali_plan.one("alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
+    attachment = ali_plan.one(
+        "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment",
+        f"{PREFIX}-training-policy-attachment",
+    )
     assert attachment.inputs == {
         "roleName": f"{PREFIX}-training",
         "policyName": policy.inputs["policyName"],

@@ -31,8 +31,10 @@ def _parse(changes: dict[str, str], region: dict[str, str] = REGION):  # type: i
 def test_defaults_parse() -> None:
     settings = _parse({})
     assert settings.alicloud is not None
-    assert settings.alicloud.spot_strategy == "SpotAsPriceGo"
-    assert settings.alicloud.on_demand_fallback is True
+    [pool] = settings.gpu_pools
+    assert (pool.name, pool.flat) == ("gpu", True)  # the one pool of the flat keys
+    assert pool.spot_strategy == "SpotAsPriceGo"
+    assert pool.on_demand_fallback is True
     assert settings.system_pool.instance_type == "ecs.g7.xlarge"
     assert settings.alicloud.driver_version is None
     assert settings.alicloud.ack_version == "1.33.3-aliyun.1"  # pinned for 1.33
@@ -146,9 +148,9 @@ def test_valid_price_limit_and_extra_types() -> None:
             "gpuPoolExtraInstanceTypes": '["ecs.gn7i-c16g1.4xlarge"]',
         }
     )
-    assert settings.alicloud is not None
-    assert settings.alicloud.spot_price_limit == "3.25"
-    assert settings.alicloud.extra_instance_types == ("ecs.gn7i-c16g1.4xlarge",)
+    [pool] = settings.gpu_pools
+    assert pool.spot_max_price == "3.25"
+    assert pool.extra_instance_types == ("ecs.gn7i-c16g1.4xlarge",)
 
 
 def test_cli_exits_2_naming_every_alibaba_key(tmp_path: Path) -> None:
@@ -162,6 +164,9 @@ def test_cli_exits_2_naming_every_alibaba_key(tmp_path: Path) -> None:
             ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
         )
     config = yaml.safe_load((ROOT / f"Pulumi.{STACK}.yaml").read_text())["config"]
+    # A stack file of the flat keys, one pool (the flat pool keys below are its own).
+    del config["gpuinfra:gpuPools"]
+    config["gpuinfra:gpuPoolInstanceType"] = "ecs.gn7i-c8g1.2xlarge"
     bad = {
         "gpuinfra:bucketName": "my.bucket",
         "gpuinfra:gpuPoolSpotMaxPrice": "2.5",
@@ -185,3 +190,4 @@ def test_cli_exits_2_naming_every_alibaba_key(tmp_path: Path) -> None:
     assert "Traceback" not in result.stderr
     for key in bad:
         assert key in result.stderr, key
+    assert "a setting of one GPU pool" not in result.stderr

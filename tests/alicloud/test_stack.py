@@ -84,11 +84,12 @@ def test_preview_json_shows_the_gpu_pool() -> None:
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["cloud"] == "alicloud"
-    [gpu] = [r for r in plan["resources"] if r["name"] == f"{PREFIX}-gpu-pool"]
+    [gpu] = [r for r in plan["resources"] if r["name"] == f"{PREFIX}-small-pool"]
     assert gpu["type"] == "alicloud:cs/nodePool:NodePool"
     assert gpu["inputs"]["instanceTypes"] == ["ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c16g1.4xlarge"]
     assert gpu["inputs"]["taints"] == [
-        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+        {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"},
+        {"key": "gpuinfra.io/pool", "value": "small", "effect": "NoSchedule"},
     ]
     assert gpu["inputs"]["scalingConfig"]["minSize"] == 0
     types = {r["type"] for r in plan["resources"]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuinfra.engine import Plan
-from tests.conftest import build
+from tests.conftest import build, flat_pool
 
 PREFIX = "gpuinfra-alicloud-dev"
 
@@ -14,7 +14,10 @@ PREFIX = "gpuinfra-alicloud-dev"
 def plan() -> Plan:
     return build(
         "alicloud-dev",
-        {"gpuPoolScaleDownDelayMinutes": 15, "gpuPoolMaxNodes": 5, "maxGpus": 3},
+        flat_pool(
+            "alicloud-dev",
+            {"gpuPoolScaleDownDelayMinutes": 15, "gpuPoolMaxNodes": 5, "maxGpus": 3},
+        ),
     )
 
 
@@ -62,7 +65,7 @@ def test_scale_down_delay_range_is_ack_s() -> None:
 
 def test_no_cluster_autoscaler_deployment_of_ours(plan: Plan) -> None:
     assert not plan.of_type("gpuinfra:kubernetes:ClusterAutoscaler")
-    assert plan.outputs["gpuNodeScaling"].startswith("ACK cluster-autoscaler: GPU pool 0 to 3")
+    assert plan.outputs["gpuNodeScaling"].startswith("ACK cluster-autoscaler: GPU pool gpu 0 to 3")
 
 
 def test_default_delay_is_ten_minutes() -> None:

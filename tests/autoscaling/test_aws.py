@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gpuinfra.engine import Plan, RecordedResource
-from tests.conftest import build
+from tests.conftest import build, flat_pool
 
 CLUSTER = "gpuinfra-dev"
 OWNER_TAG = f"k8s.io/cluster-autoscaler/{CLUSTER}"
@@ -20,7 +20,11 @@ DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 
 @pytest.fixture(scope="module")
 def plan() -> Plan:
-    return build("dev", {"gpuPoolScaleDownDelayMinutes": 25, "gpuPoolMaxNodes": 6, "maxGpus": 3})
+    # The single pool of the flat keys (named `gpu`): maxGpus lowers its maximum.
+    return build(
+        "dev",
+        flat_pool("dev", {"gpuPoolScaleDownDelayMinutes": 25, "gpuPoolMaxNodes": 6, "maxGpus": 3}),
+    )
 
 
 def _gpu_group(plan: Plan) -> RecordedResource:
@@ -133,5 +137,7 @@ def test_image_matches_the_cluster_minor(minor: str, tag: str) -> None:
 
 
 def test_preview_output_names_the_autoscaler(plan: Plan) -> None:
-    assert plan.outputs["gpuNodeScaling"].startswith("Cluster Autoscaler: GPU pool 0 to 3 nodes")
+    assert plan.outputs["gpuNodeScaling"].startswith(
+        "Cluster Autoscaler: GPU pool gpu 0 to 3 nodes x 1 GPU (at most 3 GPUs; maxGpus 3)"
+    )
     assert "after 25 min" in plan.outputs["gpuNodeScaling"]

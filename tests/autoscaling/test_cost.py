@@ -8,7 +8,7 @@ import pytest
 
 from gpuinfra.cost import CostLine, estimate
 from gpuinfra.planview import from_plan
-from tests.conftest import build
+from tests.conftest import build, flat_pool
 
 TODAY = dt.date(2026, 11, 30)
 GPU_POOLS = {
@@ -20,7 +20,7 @@ GPU_POOLS = {
 
 def _gpu_line(stack: str, overrides: dict[str, object]) -> CostLine:
     cloud, type_suffix, name_part = GPU_POOLS[stack]
-    report = estimate(from_plan(build(stack, overrides), cloud), TODAY)
+    report = estimate(from_plan(build(stack, flat_pool(stack, overrides)), cloud), TODAY)
     [gpu] = [x for x in report.lines if x.type.endswith(type_suffix) and name_part in x.resource]
     return gpu
 
@@ -39,3 +39,19 @@ def test_aws_idle_is_zero_and_max_gpus_caps_the_worst_case() -> None:
     assert capped.hourly_idle == 0
     assert capped.hourly_max is not None and capped.hourly_max > 0
     assert full.hourly_max == pytest.approx(capped.hourly_max * 2)  # 6 nodes without the cap
+
+
+@pytest.mark.parametrize("stack", sorted(GPU_POOLS))
+def test_each_pool_states_its_own_worst_case(stack: str) -> None:
+    """Two pools, two lines: each at its own maximum (dev stacks: 2 x 1 GPU, 1 x 4 GPUs), and
+    the GPU-hours budget priced once, on the first pool."""
+    cloud, _, _ = GPU_POOLS[stack]
+    report = estimate(from_plan(build(stack), cloud), TODAY)
+    lines = {x.what.split()[2]: x for x in report.lines if x.what.startswith("GPU pool ")}
+    assert set(lines) == {"small", "large"}
+    assert "2 nodes x 1 = 2 GPUs" in lines["small"].note
+    assert "1 nodes x 4 = 4 GPUs" in lines["large"].note
+    assert "+ 100 GPU hours" in lines["small"].note
+    assert "+ 0 GPU hours" in lines["large"].note
+    assert "priced on the first GPU pool" in lines["large"].note
+    assert "(spot)" in lines["small"].what and "(on-demand)" in lines["large"].what

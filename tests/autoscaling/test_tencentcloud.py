@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuinfra.engine import Plan
-from tests.conftest import build
+from tests.conftest import build, flat_pool
 
 PREFIX = "gpuinfra-tencentcloud-dev"
 
@@ -14,7 +14,10 @@ PREFIX = "gpuinfra-tencentcloud-dev"
 def plan() -> Plan:
     return build(
         "tencentcloud-dev",
-        {"gpuPoolScaleDownDelayMinutes": 20, "gpuPoolMaxNodes": 4, "maxGpus": 2},
+        flat_pool(
+            "tencentcloud-dev",
+            {"gpuPoolScaleDownDelayMinutes": 20, "gpuPoolMaxNodes": 4, "maxGpus": 2},
+        ),
     )
 
 
@@ -38,4 +41,4 @@ def test_cluster_autoscaler_settings_follow_config(plan: Plan) -> None:
 
 def test_no_cluster_autoscaler_deployment_of_ours(plan: Plan) -> None:
     assert not plan.of_type("gpuinfra:kubernetes:ClusterAutoscaler")
-    assert plan.outputs["gpuNodeScaling"].startswith("TKE autoscaler: GPU pool 0 to 2 nodes")
+    assert plan.outputs["gpuNodeScaling"].startswith("TKE autoscaler: GPU pool gpu 0 to 2 nodes")

@@ -47,6 +47,7 @@ CREATE_ACTION = {
     "aws:eks/cluster:Cluster": "eks:CreateCluster",
     "aws:eks/nodeGroup:NodeGroup": "eks:CreateNodegroup",
     "aws:eks/accessEntry:AccessEntry": "eks:CreateAccessEntry",
+    "aws:eks/addon:Addon": "eks:CreateAddon",
     "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": "eks:AssociateAccessPolicy",
     "aws:autoscaling/tag:Tag": "autoscaling:CreateOrUpdateTags",
     "aws:s3/bucket:Bucket": "s3:CreateBucket",
@@ -153,6 +154,15 @@ def test_scoped_statements_match_the_names_the_stacks_give(all_plans: list[Plan]
             assert allowed(policy, "iam:CreateRole", arn) and allowed(policy, "iam:PassRole", arn)
         for cluster in plan.of_type("aws:eks/cluster:Cluster"):
             assert allowed(policy, "eks:CreateCluster", cluster.outputs["arn"])
+            for addon in plan.of_type("aws:eks/addon:Addon"):  # the Mountpoint S3 CSI add-on
+                # CreateAddon is on the cluster; Describe/Update/Delete on the add-on's ARN,
+                # addon/<cluster>/<add-on>/<uuid> (AWS Service Authorization Reference, EKS)
+                assert allowed(policy, "eks:CreateAddon", cluster.outputs["arn"])
+                assert allowed(
+                    policy, "eks:DescribeAddon",
+                    f"arn:aws:eks:us-east-1:{ACCOUNT}:addon/{cluster.outputs['name']}/"
+                    f"{addon.inputs['addonName']}/0ac7a1e2-1111-2222-3333-444455556666",
+                )  # fmt: skip
             name = cluster.outputs["name"]
             assert allowed(
                 policy, "logs:CreateLogGroup",

@@ -14,7 +14,10 @@ ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
 
 
 def _subnets(plan: Plan, kind: str) -> list:
-    return [s for s in plan.of_type(SUBNET) if f"-{kind}-" in s.name]
+    """The stack's `kind` subnets by their index (`<name>-<kind>-<i>`), not by registration
+    order, which the event loop may change when subnets are made inside an apply."""
+    found = [s for s in plan.of_type(SUBNET) if f"-{kind}-" in s.name]
+    return sorted(found, key=lambda s: int(s.name.rsplit("-", 1)[1]))
 
 
 def test_public_and_private_subnets_in_two_zones(dev_plan: Plan) -> None:

@@ -11,22 +11,28 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
-def test_gpu_pool_from_dev_config(dev_plan: Plan) -> None:
-    gpu = dev_plan.one(NODE_GROUP, "gpuinfra-dev-gpu-nodes").inputs
-    assert gpu["amiType"] == "AL2023_x86_64_NVIDIA"
-    assert gpu["capacityType"] == "SPOT"
-    assert gpu["instanceTypes"] == ["g5.xlarge"]
-    assert gpu["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 2}
-    assert gpu["labels"]["gpuinfra.io/accelerator"] == "A10G"
+def test_gpu_pools_from_dev_config(dev_plan: Plan) -> None:
+    small = dev_plan.one(NODE_GROUP, "gpuinfra-dev-small-nodes").inputs
+    assert small["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert small["capacityType"] == "SPOT"
+    assert small["instanceTypes"] == ["g5.xlarge"]
+    assert small["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 2}
+    assert small["labels"]["gpuinfra.io/accelerator"] == "A10G"
+    large = dev_plan.one(NODE_GROUP, "gpuinfra-dev-large-nodes").inputs
+    assert large["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert large["capacityType"] == "ON_DEMAND"
+    assert large["instanceTypes"] == ["g5.12xlarge"]
+    assert large["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 1}
 
 
-def test_gpu_pool_is_tainted(dev_plan: Plan, prod_plan: Plan) -> None:
-    for plan, name in (
-        (dev_plan, "gpuinfra-dev-gpu-nodes"),
-        (prod_plan, "gpuinfra-prod-gpu-nodes"),
-    ):
-        taints = plan.one(NODE_GROUP, name).inputs["taints"]
-        assert taints == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+def test_gpu_pools_are_tainted(dev_plan: Plan, prod_plan: Plan) -> None:
+    gpu = {"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}
+    for pool in ("small", "large"):
+        taints = dev_plan.one(NODE_GROUP, f"gpuinfra-dev-{pool}-nodes").inputs["taints"]
+        assert taints == [gpu, {"key": "gpuinfra.io/pool", "value": pool, "effect": "NO_SCHEDULE"}]
+    # prod's single pool of the flat keys keeps the one taint it always had.
+    taints = prod_plan.one(NODE_GROUP, "gpuinfra-prod-gpu-nodes").inputs["taints"]
+    assert taints == [gpu]
 
 
 def test_system_pool_is_on_demand_cpu_and_untainted(dev_plan: Plan) -> None:
@@ -47,7 +53,7 @@ def test_prod_gpu_pool_is_on_demand_and_picked_by_model(prod_plan: Plan) -> None
 
 def test_every_node_requires_imdsv2_with_one_hop(dev_plan: Plan, prod_plan: Plan) -> None:
     templates = dev_plan.of_type(TEMPLATE) + prod_plan.of_type(TEMPLATE)
-    assert len(templates) == 4
+    assert len(templates) == 5  # dev: system, small, large; prod: system, gpu
     for template in templates:
         metadata = template.inputs["metadataOptions"]
         assert metadata["httpTokens"] == "required"
@@ -55,8 +61,8 @@ def test_every_node_requires_imdsv2_with_one_hop(dev_plan: Plan, prod_plan: Plan
 
 
 def test_root_volume_encrypted_gp3_sized_from_config(build_stack_plan: BuildStack) -> None:
-    plan = build_stack_plan("dev", {"gpuPoolDiskSizeGb": 321})
-    [volume] = plan.one(TEMPLATE, "gpuinfra-dev-gpu-lt").inputs["blockDeviceMappings"]
+    plan = build_stack_plan("prod", {"gpuPoolDiskSizeGb": 321})
+    [volume] = plan.one(TEMPLATE, "gpuinfra-prod-gpu-lt").inputs["blockDeviceMappings"]
     assert volume["deviceName"] == "/dev/xvda"
     assert volume["ebs"] == {
         "volumeSize": 321,

@@ -209,3 +209,82 @@ def test_reachability_prints_deploy_from_and_refuses_a_bad_address() -> None:
     bad = _gpuinfra("reachability", "--stack", "dev", "--from-ip", "not-an-ip")
     assert bad.returncode == 2 and "is not an IP address" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def _layer_from(doc: dict, jobs: list[dict]) -> Plan:
+    """A GPU-layer stack deployed from a cluster stack that exported `doc` as its handle."""
+    from components.settings import load_settings
+    from stacks import build_stack
+
+    name = "organization/gpuinfra/alicloud-dev"
+    config = {
+        "gpuinfra:cloud": "kubernetes",
+        "gpuinfra:kubernetesVersion": "1.35",
+        "gpuinfra:clusterStack": name,
+        "gpuinfra:trainingJobs": json.dumps(jobs),
+    }
+    outputs = {"clusterHandle": doc}
+    return run_program(
+        lambda: build_stack(load_settings()),
+        project="gpuinfra",
+        stack="alicloud-dev-gpu",
+        config=config,
+        stack_references={name: StackOutputs(outputs, frozenset({"clusterHandle"}))},
+    )
+
+
+def _handle(stack: str) -> dict:
+    doc: dict = build(stack).outputs["clusterHandle"]
+    return doc
+
+
+def test_the_handle_lists_every_gpu_pool() -> None:
+    """What a GPU-layer stack (and Kueue) needs of each pool: name, model, GPUs per node,
+    node labels and taints; version 2 since `gpuPools`."""
+    doc = _handle("alicloud-dev")
+    assert doc["version"] == 2
+    pools = {p["name"]: p for p in doc["gpuPools"]}
+    assert list(pools) == ["small", "large"]
+    for name, gpus, capacity in (("small", 1, "spot"), ("large", 4, "onDemand")):
+        pool = pools[name]
+        assert (pool["gpuModel"], pool["gpusPerNode"], pool["capacityType"]) == (
+            "A10",
+            gpus,
+            capacity,
+        )
+        assert pool["nodeLabels"]["gpuinfra.io/pool"] == name
+        assert {"key": "gpuinfra.io/pool", "value": name, "effect": "NoSchedule"} in pool["taints"]
+    again: list[dict] = []
+    run_program(
+        lambda: handle_document(handle_from_document(doc)).apply(again.append),
+        project="gpuinfra",
+        stack="t",
+        config={},
+    )
+    assert again == [doc]
+
+
+def test_a_version_1_handle_still_places_jobs_where_they_went() -> None:
+    """A cluster stack not yet updated exports a version-1 handle without `gpuPools`: its GPU
+    layer's Jobs select `gpuNodeLabels` with the GPU taint, as before; naming a pool is refused
+    with the way out."""
+    doc = {k: v for k, v in _handle("alicloud-dev").items() if k != "gpuPools"}
+    doc |= {
+        "version": 1,
+        "gpusPerNode": 1,
+        "gpuNodeLabels": {"gpuinfra.io/accelerator": "A10", "gpuinfra.io/pool": "gpu"},
+    }
+    plan = _layer_from(doc, [{"name": "a"}])
+    [job] = [r for r in plan.of_type("kubernetes:batch/v1:Job")]
+    pod = job.inputs["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"gpuinfra.io/accelerator": "A10", "gpuinfra.io/pool": "gpu"}
+    assert pod["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    with pytest.raises(SettingsError) as caught:
+        _layer_from(doc, [{"name": "a", "pool": "large"}])
+    [problem] = caught.value.problems
+    assert problem.key == "gpuinfra:trainingJobs[0].pool" and "pulumi up" in problem.allowed
+    with pytest.raises(SettingsError) as caught:
+        _layer_from({**doc, "version": 3}, [{"name": "a"}])
+    assert "clusterHandle version 3" in str(caught.value)

@@ -32,18 +32,46 @@ def _pod(resource: RecordedResource) -> dict[str, Any]:
     return resource.inputs["spec"]["template"]["spec"]
 
 
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+POOL_TOLERATION = {"key": "gpuinfra.io/pool", "operator": "Exists", "effect": "NoSchedule"}
+
+
 def test_both_daemonsets_run_only_on_gpu_nodes(dev_plan: Plan, k8s_plan: Plan) -> None:
-    for plan, labels in (
-        (dev_plan, {"gpuinfra.io/accelerator": "A10G", "gpuinfra.io/pool": "gpu"}),
-        (k8s_plan, {"nvidia.com/gpu.present": "true"}),
+    """On every GPU node of every pool and nowhere else: dev's two A10G pools share the model
+    and the `gpuinfra.io/gpu` mark (each pool's taint tolerated); prod's single flat pool keeps
+    the selector and toleration it always had; an existing cluster uses its own label."""
+    for plan, labels, tolerations in (
+        (
+            dev_plan,
+            {"gpuinfra.io/accelerator": "A10G", "gpuinfra.io/gpu": "true"},
+            [GPU_TOLERATION, POOL_TOLERATION],
+        ),
+        (
+            gpu_layer_plan("prod"),  # prod-gpu deploys prod's GPU layer
+            {"gpuinfra.io/accelerator": "A100-80GB", "gpuinfra.io/pool": "gpu"},
+            [GPU_TOLERATION],
+        ),
+        (k8s_plan, {"nvidia.com/gpu.present": "true"}, [GPU_TOLERATION]),
     ):
         for name in ("nvidia-device-plugin", "dcgm-exporter"):
             pod = _pod(_named(plan, DAEMONSET, name))
             assert pod["nodeSelector"] == labels
-            assert pod["tolerations"] == [
-                {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-            ]
+            assert pod["tolerations"] == tolerations
             assert pod["priorityClassName"] == "system-node-critical"
+
+
+def test_daemonsets_select_every_pool_of_different_gpu_models(
+    build_stack_plan: BuildStack,
+) -> None:
+    """Pools of different GPU models share no model label: the DaemonSets select on the mark
+    every `gpuPools` node carries, so the big pool's nodes get a device plugin too."""
+    pools = [
+        {"name": "small", "instanceType": "g5.xlarge", "maxNodes": 2},
+        {"name": "big", "instanceType": "p4d.24xlarge", "capacityType": "onDemand", "maxNodes": 1},
+    ]
+    plan = build_stack_plan("dev", {"gpuPools": pools})
+    for name in ("nvidia-device-plugin", "dcgm-exporter"):
+        assert _pod(_named(plan, DAEMONSET, name))["nodeSelector"] == {"gpuinfra.io/gpu": "true"}
 
 
 def test_device_plugin_hardening_and_pinned_image(k8s_plan: Plan) -> None:
@@ -146,11 +174,13 @@ def _dashboard(plan: Plan) -> dict[str, Any]:
 def test_dashboard_names_nodes_with_either_exporters_label(k8s_plan: Plan) -> None:
     """dcgm-exporter 4.5.3-4.8.2 writes `Hostname`, main writes `hostname`: every per-node
     panel copies `hostname` into `Hostname` before grouping by it."""
-    exprs = [t["expr"] for p in _dashboard(k8s_plan)["panels"] for t in p["targets"]]
+    exprs = [t["expr"] for p in _dashboard(k8s_plan)["panels"] for t in p.get("targets", [])]
     per_node = [e for e in exprs if "by (Hostname" in e]
-    assert len(per_node) == 5
+    assert len(per_node) == 7
     for expr in per_node:
-        assert "label_replace(DCGM_FI_" in expr and '"Hostname", "$1", "hostname", "(.+)"' in expr
+        selectors = expr.count("DCGM_FI_")
+        assert expr.count("label_replace(DCGM_FI_") == selectors, expr
+        assert expr.count('"Hostname", "$1", "hostname", "(.+)"') == selectors, expr
     assert any("by (namespace, pod)" in e for e in exprs)
 
 
@@ -176,11 +206,11 @@ def test_daemonsets_roll_when_the_file_they_read_at_start_changes(
 
 
 GPU_POOLS = {
-    "dev": ("aws:eks/nodeGroup:NodeGroup", "gpuinfra-dev-gpu-nodes", "labels"),
-    "alicloud-dev": ("alicloud:cs/nodePool:NodePool", "gpuinfra-alicloud-dev-gpu-pool", "labels"),
+    "dev": ("aws:eks/nodeGroup:NodeGroup", "gpuinfra-dev-{}-nodes", "labels"),
+    "alicloud-dev": ("alicloud:cs/nodePool:NodePool", "gpuinfra-alicloud-dev-{}-pool", "labels"),
     "tencentcloud-dev": (
         "tencentcloud:Kubernetes/nodePool:NodePool",
-        "gpuinfra-tencentcloud-dev-gpu-pool",
+        "gpuinfra-tencentcloud-dev-{}-pool",
         "labels",
     ),
 }
@@ -196,17 +226,35 @@ def _labels(value: Any) -> dict[str, str]:
 def test_gpu_selectors_are_labels_the_gpu_pool_sets(
     stack: str, build_stack_plan: BuildStack
 ) -> None:
-    """Every label the GPU DaemonSets and Jobs select on is one the cloud's GPU node pool
-    puts on its nodes (EKS node group / ACK / TKE node pool `labels`)."""
+    """Every label the GPU DaemonSets select on is one every GPU node pool puts on its nodes,
+    and each Job's selector is its own pool's labels (EKS node group / ACK / TKE node pool
+    `labels`): a Job that names no pool on the first, `pool: large` on the large one."""
     type_, name, field = GPU_POOLS[stack]
-    pool = build_stack_plan(stack).one(type_, name)
-    node_labels = _labels(pool.inputs[field])
-    layer = gpu_layer_plan(stack, layer={"trainingJobs": [{"name": "a"}]})
-    selectors = [_pod(ds)["nodeSelector"] for ds in layer.of_type(DAEMONSET)]
-    selectors += [_pod(job)["nodeSelector"] for job in layer.of_type(JOB)]
-    assert selectors
-    for selector in selectors:
-        assert selector and selector.items() <= node_labels.items(), (selector, node_labels)
+    plan = build_stack_plan(stack)
+    nodes = {
+        pool: _labels(plan.one(type_, name.format(pool)).inputs[field])
+        for pool in ("small", "large")
+    }
+    jobs = [{"name": "a"}, {"name": "b", "pool": "large"}]
+    layer = gpu_layer_plan(stack, layer={"trainingJobs": jobs})
+    daemonsets = {
+        ds.inputs["metadata"]["name"]: _pod(ds)["nodeSelector"] for ds in layer.of_type(DAEMONSET)
+    }
+    assert "dcgm-exporter" in daemonsets
+    for name, selector in daemonsets.items():
+        # The drain agent runs on the spot pool (`small`) only; the others on every pool.
+        pools = ("small",) if name == "spot-reclaim-drainer" else ("small", "large")
+        for pool in pools:
+            assert selector and selector.items() <= nodes[pool].items(), (name, selector, pool)
+    by_job = {job.inputs["metadata"]["name"]: _pod(job) for job in layer.of_type(JOB)}
+    assert set(by_job) == {"a", "b"}
+    for job, pool in (("a", "small"), ("b", "large")):
+        selector = by_job[job]["nodeSelector"]
+        assert selector["gpuinfra.io/pool"] == pool
+        assert selector.items() <= nodes[pool].items(), (selector, nodes[pool])
+        assert {"key": "gpuinfra.io/pool", "operator": "Exists", "effect": "NoSchedule"} in (
+            by_job[job]["tolerations"]
+        )
 
 
 def test_existing_cluster_must_name_its_gpu_node_label() -> None:

@@ -13,10 +13,10 @@ import pytest
 
 from gpuinfra.engine import Plan
 from gpuinfra.manifests import kustomize_files, manifests, write_or_check
+from tests.kubernetes import crd_schemas
 from tests.kubernetes.test_kueue import validate_kueue_object
 
 ROOT = Path(__file__).resolve().parents[2]
-CUSTOM_KINDS = {"ServiceMonitor"}  # CRDs: no schema in kubernetes-validate
 KUEUE_GROUP = "kueue.x-k8s.io/"
 """Kueue's custom resources: checked against the release's own CRD schemas (test_kueue.py)."""
 
@@ -33,9 +33,10 @@ def test_every_object_validates_strictly(
     assert objects, "the GPU layer rendered nothing"
     checked = 0
     for obj in objects:
-        if obj["kind"] in CUSTOM_KINDS:
-            continue
-        if obj["apiVersion"].startswith(KUEUE_GROUP):
+        if crd_schemas.has_schema(obj):
+            # Custom resources (kubernetes-validate has no CRD): the operator's own schema.
+            crd_schemas.validate(obj)
+        elif obj["apiVersion"].startswith(KUEUE_GROUP):
             validate_kueue_object(obj)
         else:
             kubernetes_validate.validate(obj, version, strict=True)

@@ -13,7 +13,7 @@ from components.kubernetes import spot_reclaim_agent as agent
 from components.kubernetes.labels import config_hash
 from components.kubernetes.spot_reclaim_drainer import AGENT_IMAGE, agent_source
 from components.tencentcloud.nodepool import SPOT_RECLAIM_NOTICE as TENCENT
-from tests.conftest import gpu_layer_plan
+from tests.conftest import flat_if_pool_keys, gpu_layer_plan
 from tests.fake_http import Fake
 
 DAEMONSET = "kubernetes:apps/v1:DaemonSet"
@@ -167,14 +167,19 @@ def test_drain_gives_up_at_the_deadline(serve: Callable[..., Fake]) -> None:
     ("stack", "notice"), [("alicloud-dev", ALIBABA), ("tencentcloud-dev", TENCENT)]
 )
 def test_runs_on_spot_gpu_nodes_of_ack_and_tke(stack: str, notice: Any) -> None:
+    """On the spot pool's nodes only (the dev stacks' `small`): the on-demand `large` pool is
+    never reclaimed, so no agent waits there."""
     plan = gpu_layer_plan(stack)
     [ds] = [
         r for r in plan.of_type(DAEMONSET) if r.inputs["metadata"]["name"] == "spot-reclaim-drainer"
     ]
     pod = ds.inputs["spec"]["template"]["spec"]
     assert pod["nodeSelector"]["gpuinfra.io/accelerator"]
+    assert pod["nodeSelector"]["gpuinfra.io/pool"] == "small"
+    assert pod["nodeSelector"]["gpuinfra.io/capacity-type"] == "spot"
     assert pod["tolerations"] == [
-        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "gpuinfra.io/pool", "operator": "Exists", "effect": "NoSchedule"},
     ]
     [container] = pod["containers"]
     assert container["image"] == AGENT_IMAGE and ":" in AGENT_IMAGE.rsplit("/", 1)[-1]
@@ -205,11 +210,25 @@ def test_runs_on_spot_gpu_nodes_of_ack_and_tke(stack: str, notice: Any) -> None:
     [
         ("dev", {}),  # EKS managed node groups drain spot nodes themselves
         ("k8s-dev", {}),  # an existing cluster: its owner's business
+        # single-pool stack files whose one pool is on-demand
         ("alicloud-dev", {"gpuPoolCapacityType": "onDemand"}),
         ("tencentcloud-dev", {"gpuPoolCapacityType": "onDemand", "gpuPoolSpotMaxPrice": None}),
+        # every pool of gpuPools on-demand
+        (
+            "tencentcloud-dev",
+            {
+                "gpuPools": [
+                    {
+                        "name": "ondemand",
+                        "instanceType": "GN7.2XLARGE32",
+                        "capacityType": "onDemand",
+                    }
+                ]
+            },
+        ),
     ],
 )
 def test_absent_where_nothing_needs_draining(stack: str, overrides: dict) -> None:
-    plan = gpu_layer_plan(stack, overrides)
+    plan = gpu_layer_plan(stack, flat_if_pool_keys(stack, overrides))
     names = [r.inputs["metadata"]["name"] for r in plan.of_type(DAEMONSET)]
     assert "spot-reclaim-drainer" not in names and "dcgm-exporter" in names

@@ -6,7 +6,7 @@ import pytest
 
 from components.settings import SettingsError
 from gpuinfra.engine import Plan, RecordedResource
-from tests.conftest import BuildStack, build, gpu_layer_plan
+from tests.conftest import BuildStack, build, flat_pool, gpu_layer_plan
 
 JOB = "kubernetes:batch/v1:Job"
 
@@ -103,7 +103,24 @@ def _problems(stack: str, overrides: dict) -> list[str]:
     ("job", "key", "fragment"),
     [
         ({"name": "a", "nodes": 0}, "trainingJobs[0].nodes", "between 1 and 512"),
-        ({"name": "a", "gpusPerNode": 4}, "trainingJobs[0].gpusPerNode", "has 1 GPU"),
+        # dev's pools: small (1 x A10G per node), large (4 x A10G per node)
+        (
+            {"name": "a", "gpusPerNode": 8},
+            "trainingJobs[0].gpusPerNode",
+            "job 'a' fits no GPU pool: it asks 8 GPUs per node",
+        ),
+        (
+            {"name": "a", "pool": "small", "gpusPerNode": 2},
+            "trainingJobs[0].gpusPerNode",
+            "a node of pool small has 1",
+        ),
+        ({"name": "a", "pool": "huge"}, "trainingJobs[0].pool", "names no GPU pool"),
+        ({"name": "a", "gpuModel": "H100"}, "trainingJobs[0].gpuModel", "which no GPU pool has"),
+        (
+            {"name": "a", "pool": "large", "gpuModel": "L4"},
+            "trainingJobs[0].gpuModel",
+            "pool large has A10G GPUs",
+        ),
         (
             {"name": "a", "terminationGracePeriodSeconds": 10},
             "trainingJobs[0].terminationGracePeriodSeconds",
@@ -125,6 +142,24 @@ def _problems(stack: str, overrides: dict) -> list[str]:
             "set by gpuinfra",
         ),
         ({"name": "a", "memory": "lots"}, "trainingJobs[0].memory", "quantity"),
+        ({"name": "a", "sharding": "zero3"}, "trainingJobs[0].sharding", "ddp or fsdp"),
+        (
+            {"name": "a", "globalBatchSize": 100},
+            "trainingJobs[0].globalBatchSize",
+            "multiple of microBatchSize 64 x 1 GPU(s) = 64",
+        ),
+        ({"name": "a", "microBatchSize": 0}, "trainingJobs[0].microBatchSize", "between 1"),
+        (
+            {"name": "a", "args": ["-m", "trainer"], "sharding": "fsdp"},
+            "trainingJobs[0].sharding",
+            "with `args` set",
+        ),
+        # the default fsdp command trains GPT on synthetic tokens; a dataset holds images
+        (
+            {"name": "a", "sharding": "fsdp", "dataset": {"source": "datasets/imagenet"}},
+            "trainingJobs[0].sharding",
+            "only the image models read",
+        ),
         # /dev/shm counts against the memory limit: sized like the limit, it leaves nothing.
         (
             {"name": "a", "shmSizeGi": 16, "memory": "16Gi"},
@@ -148,20 +183,134 @@ def test_duplicate_job_names(build_stack_plan: BuildStack) -> None:
     assert "unique" in problem
 
 
-def test_gpus_per_node_follows_the_pool(build_stack_plan: BuildStack) -> None:
+def _pod(plan: Plan, name: str) -> dict:
+    pod: dict = _job(plan, name).inputs["spec"]["template"]["spec"]
+    return pod
+
+
+def test_jobs_choose_their_pool(build_stack_plan: BuildStack) -> None:
+    """dev has `small` (1 x A10G, spot) then `large` (4 x A10G, on-demand): a Job that names
+    nothing runs on the first pool; 4 GPUs per node, on the first pool with 4; `pool:` or
+    `gpuModel:` choose. Each Job's selector and tolerations are its pool's."""
+    jobs = [
+        {"name": "plain"},
+        {"name": "four", "gpusPerNode": 4},
+        {"name": "named", "pool": "large"},
+        {"name": "model", "gpuModel": "A10G"},
+    ]
+    plan = build_stack_plan("dev", {"trainingJobs": jobs})
+    expected = {"plain": "small", "four": "large", "named": "large", "model": "small"}
+    for job, pool in expected.items():
+        pod = _pod(plan, job)
+        assert pod["nodeSelector"] == {"gpuinfra.io/accelerator": "A10G", "gpuinfra.io/pool": pool}
+        assert pod["tolerations"] == [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "gpuinfra.io/pool", "operator": "Exists", "effect": "NoSchedule"},
+        ]
+    [container] = _pod(plan, "four")["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "4"
+    assert "--nproc-per-node=4" in container["args"]
+    # A Job that names its pool takes the whole node by default.
+    [container] = _pod(plan, "named")["containers"]
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == "4"
+
+
+def test_gpus_per_node_follows_a_single_pool(build_stack_plan: BuildStack) -> None:
+    """A single-pool stack file (flat gpuPool* keys): Jobs go where they always went."""
+    plan = build_stack_plan(
+        "dev",
+        flat_pool(
+            "dev",
+            {
+                "gpuPoolInstanceType": "g5.12xlarge",
+                "trainingJobs": [{"name": "four", "gpusPerNode": 4}],
+            },
+        ),
+    )
+    pod = _pod(plan, "four")
+    assert pod["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "4"
+    assert pod["nodeSelector"] == {"gpuinfra.io/accelerator": "A10G", "gpuinfra.io/pool": "gpu"}
+    assert pod["tolerations"] == [
+        {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    [problem] = _problems(
+        "dev", flat_pool("dev", {"trainingJobs": [{"name": "a", "gpusPerNode": 4}]})
+    )
+    assert problem.startswith("gpuinfra:trainingJobs[0].gpusPerNode =") and "fits no" in problem
+
+
+@pytest.mark.parametrize(
+    ("stack", "pools"),
+    [
+        ("dev", "small (1 x A10G per node), large (4 x A10G per node)"),
+        ("alicloud-dev", "small (1 x A10 per node), large (4 x A10 per node)"),
+        ("tencentcloud-dev", "small (1 x T4 per node), large (4 x T4 per node)"),
+        ("volcengine-dev", "spot (1 x A10 per node), ondemand (1 x A10 per node)"),
+    ],
+)
+def test_every_cloud_refuses_a_job_no_pool_fits(stack: str, pools: str) -> None:
+    """Inline (dev, tencentcloud-dev) in the stack's settings; separate (alicloud-dev,
+    volcengine-dev) in the GPU-layer stack, against the pools its cluster stack's handle lists."""
+    with pytest.raises(SettingsError) as caught:
+        gpu_layer_plan(stack, layer={"trainingJobs": [{"name": "big", "gpusPerNode": 8}]})
+    [problem] = [str(p) for p in caught.value.problems]
+    assert problem.startswith("gpuinfra:trainingJobs[0].gpusPerNode = 8")
+    assert "job 'big' fits no GPU pool" in problem and pools in problem
+
+
+def test_sharding_and_global_batch_become_trainer_arguments(build_stack_plan: BuildStack) -> None:
+    plan = build_stack_plan(
+        "dev",
+        flat_pool(
+            "dev",
+            {
+                "gpuPoolInstanceType": "g5.12xlarge",
+                "trainingJobs": [
+                    {
+                        "name": "llm",
+                        "nodes": 2,
+                        "gpusPerNode": 4,
+                        "sharding": "fsdp",
+                        "microBatchSize": 8,
+                        "globalBatchSize": 512,  # 8 per GPU x 8 GPUs x 8 accumulation rounds
+                    },
+                    {"name": "cnn", "sharding": "ddp", "globalBatchSize": 256},
+                ],
+            },
+        ),
+    )
+    llm = _job(plan, "llm").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    trainer = llm[llm.index("trainer") + 1 :]
+    assert trainer[:4] == [
+        "--model=gpt",
+        "--sharding=fsdp",
+        "--batch-size=8",
+        "--global-batch-size=512",
+    ]
+    cnn = _job(plan, "cnn").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--model=resnet50" in cnn and "--global-batch-size=256" in cnn
+    assert not any(a.startswith(("--sharding", "--batch-size")) for a in cnn)
+
+
+def test_a_dataset_and_a_global_batch_both_reach_the_trainer(build_stack_plan: BuildStack) -> None:
     plan = build_stack_plan(
         "dev",
         {
-            "gpuPoolInstanceType": "g5.12xlarge",
-            "trainingJobs": [{"name": "four", "gpusPerNode": 4}],
+            "trainingJobs": [
+                {
+                    "name": "imagenet",
+                    "sharding": "ddp",
+                    "microBatchSize": 32,
+                    "globalBatchSize": 256,  # 32 x 1 GPU x 8 accumulation rounds
+                    "dataset": {"source": "datasets/imagenet", "access": "stream"},
+                }
+            ],
         },
     )
-    limits = _job(plan, "four").inputs["spec"]["template"]["spec"]["containers"][0]["resources"][
-        "limits"
-    ]
-    assert limits["nvidia.com/gpu"] == "4"
-    job_args = _job(plan, "four").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert "--nproc-per-node=4" in job_args
+    args = _job(plan, "imagenet").inputs["spec"]["template"]["spec"]["containers"][0]["args"]
+    trainer = args[args.index("trainer") + 1 :]
+    assert trainer[:3] == ["--model=resnet50", "--batch-size=32", "--global-batch-size=256"]
+    assert trainer[-1] == "--data-dir=$(DATASET_DIR)"
 
 
 def test_existing_cluster_refuses_cloud_keys_and_needs_a_bucket_for_jobs() -> None:
@@ -228,7 +377,7 @@ def test_jobs_do_not_block_pulumi_up(k8s_plan: Plan) -> None:
     """pulumi-kubernetes would await each Job's completion (hours of training) and fail the
     update after 10 minutes; the annotation turns that wait off."""
     jobs = k8s_plan.of_type(JOB)
-    assert len(jobs) == 2
+    assert len(jobs) == 4  # k8s-dev's two Jobs and its staged and streamed dataset Jobs
     for job in jobs:
         assert job.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
 
@@ -329,3 +478,47 @@ def _costs(doc: dict):  # type: ignore[no-untyped-def]
     from gpuinfra.planview import from_json
 
     return estimate(from_json(doc))
+
+
+@pytest.mark.parametrize("stack", ["dev", "alicloud-dev-gpu"])
+def test_a_job_no_pool_fits_exits_2_in_the_preview(tmp_path, stack: str) -> None:  # type: ignore[no-untyped-def]
+    """`gpuinfra preview` exits 2 with one problem naming the Job and every pool: a cloud
+    stack's own Jobs (dev), and a GPU-layer stack's against its cluster stack's pools."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[2]
+    for name in ("Pulumi.yaml", "__main__.py", *(p.name for p in root.glob("Pulumi.*.yaml"))):
+        shutil.copy(root / name, tmp_path / name)
+    for package in ("components", "stacks"):
+        shutil.copytree(
+            root / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    doc = yaml.safe_load(path.read_text())
+    doc["config"]["gpuinfra:trainingJobs"] = [{"name": "llm", "gpusPerNode": 8}]
+    path.write_text(yaml.safe_dump(doc))
+    result = subprocess.run(
+        [sys.executable, "-m", "gpuinfra", "preview", "--stack", stack, "--cwd", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert "gpuinfra:trainingJobs[0].gpusPerNode = 8: job 'llm' fits no GPU pool" in result.stderr
+    assert "small (1 x " in result.stderr and "large (4 x " in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_existing_cluster_refuses_a_jobs_pool_and_model() -> None:
+    """k8s-dev's GPU nodes are what existingGpuNodeLabels selects: no pools to choose from."""
+    problems = _problems(
+        "k8s-dev", {"trainingJobs": [{"name": "a", "pool": "x", "gpuModel": "T4"}]}
+    )
+    assert [p.split(" =")[0] for p in problems] == [
+        "gpuinfra:trainingJobs[0].pool",
+        "gpuinfra:trainingJobs[0].gpuModel",
+    ]
+    assert all("existingGpuNodeLabels" in p for p in problems)

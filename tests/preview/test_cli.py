@@ -34,7 +34,7 @@ def test_markdown_shows_resources_cost_findings() -> None:
     assert result.returncode == 0, result.stderr
     out = result.stdout
     for fragment in ("### gpuinfra preview: `dev`", "resources**", "#### Cost estimate",
-                     "g5.xlarge (spot)", "Estimate, USD, list prices dated", "#### Policy findings"):  # fmt: skip
+                     "g5.xlarge (spot)", "Estimate, USD, prices dated", "#### Policy findings"):  # fmt: skip
         assert fragment in out, fragment
 
 
@@ -42,7 +42,11 @@ def test_json_has_cost_and_policy(dev_plan: Path) -> None:
     doc = json.loads(dev_plan.read_text())
     assert doc["cost"]["estimate"] is True and doc["cost"]["totals"]["monthly"] > 0
     assert doc["policy"]["mandatory"] == 0
-    assert doc["config"]["gpuinfra:gpuPoolInstanceType"] == "g5.xlarge"
+    pools = json.loads(doc["config"]["gpuinfra:gpuPools"])
+    assert [(p["name"], p["instanceType"]) for p in pools] == [
+        ("small", "g5.xlarge"),
+        ("large", "g5.12xlarge"),
+    ]
 
 
 def test_hand_edited_plan_without_encryption_exits_1(dev_plan: Path, tmp_path: Path) -> None:
@@ -93,7 +97,7 @@ def test_sizing_lists_fitting_types_cheapest_first() -> None:
     )
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
-    prices = [f["usd_per_hour"] for f in doc["fits"]]
+    prices = [f["per_hour"] for f in doc["fits"]]
     assert prices and prices == sorted(prices)
     assert doc["memory"]["weights_gib"] == pytest.approx(3e8 * 2 / 1024**3)
     assert "ZeRO" in doc["formula"]

@@ -172,6 +172,19 @@ BAD = [
     (["sizing", "--params", "3e8", "--heads", "x"], "--heads", "whole number from 1"),
     (["sizing", "--params", "3e8", "--cloud", "gcp"], "--cloud", "choose from"),
     (["sizing", "--params", "3e8", "--cwd", "{d}/empty"], "--cwd", "gpuinfra project folder"),
+    (["sizing", "--params", "3e8", "--stack", "k8s dev"], "--stack", "expected a stack name"),
+    (["sizing", "--params", "3e8", "--stack", "k8s-dev"], "--stack 'k8s-dev'", "existing cluster"),
+    (["sizing", "--params", "3e8", "--rate", "7.1"], "--rate", "BASE/QUOTE=RATE@DATE"),
+    (["sizing", "--params", "3e8", "--rate", "USD/CNY=7.1@2026-13-01"], "--rate", "not a date"),
+    (["sizing", "--params", "3e8", "--currency", "EUR"], "--currency", "choose from"),
+    # prices (the refresh: every check before any call to a cloud)
+    (["prices", "--stack", "nope"], "no stack 'nope'", "stacks here"),
+    (["prices", "--stack", "k8s-dev"], "--stack 'k8s-dev'", "a stack on aws, alicloud"),
+    (["prices", "--cwd", "{d}/empty"], "--cwd", "gpuinfra project folder"),
+    (["prices", "--out", "{d}/empty"], "--out", "is a folder, not a file"),
+    (["prices", "--out", "{d}/not-json.json"], "not-json.json", "not valid JSON (line 2"),
+    (["prices", "--instance-type", "g5 xlarge"], "--instance-type", "an instance type name"),
+    (["prices", "--currency", "EUR"], "--currency", "choose from"),
     # render
     (["render", "--out", "{d}/a-file"], "--out", "is a file, not a folder"),
     (["render", "--check", "--out", "{d}/a-file/k8s"], "--out", "is a file, not a folder"),
@@ -289,7 +302,15 @@ def test_diff_missing_new_means_no_base(run, files: Path) -> None:
 
 
 def test_help_lists_the_exit_codes(run) -> None:
-    for argv in ([], ["preview"], ["sizing"], ["render"], ["policy-config"], ["schema"]):
+    for argv in (
+        [],
+        ["preview"],
+        ["sizing"],
+        ["prices"],
+        ["render"],
+        ["policy-config"],
+        ["schema"],
+    ):
         done = run(*argv, "--help")
         assert done.code == 0
         for code in (0, 1, 2, 70, 130, 141):

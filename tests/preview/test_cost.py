@@ -12,7 +12,7 @@ from components.catalog import fees
 from gpuinfra.cost import eks_control_plane_fee, estimate, not_billed
 from gpuinfra.planview import Resource, from_plan, view
 from gpuinfra.report import text_summary, total
-from tests.conftest import build
+from tests.conftest import build, flat_pool
 
 TODAY = dt.date(2026, 11, 30)
 
@@ -30,7 +30,7 @@ def line(report, type_suffix: str, name_part: str = "", item: str | None = None)
 
 def test_dev_gpu_pool_spot_idle_desired_max() -> None:
     report = estimate(from_plan(build("dev"), "aws"), TODAY)
-    gpu = line(report, "NodeGroup", "-gpu-nodes")
+    gpu = line(report, "NodeGroup", "-small-nodes")  # dev's first GPU pool
     g5 = catalog.find("aws", "g5.xlarge")
     assert g5 is not None and g5.price.usd_per_hour is not None
     node = g5.price.usd_per_hour * 0.4 + 200 * fees.AWS_EBS_GP3.usd_per_hour  # type: ignore[operator]
@@ -43,8 +43,9 @@ def test_dev_gpu_pool_spot_idle_desired_max() -> None:
 def test_settings_change_the_estimate() -> None:
     plan = build("dev", {"costGpuHoursPerMonth": 300, "costSpotFactor": "1", "costStorageGb": 0})
     report = estimate(from_plan(plan, "aws"), TODAY)
-    gpu = line(report, "NodeGroup", "-gpu-nodes")
+    gpu = line(report, "NodeGroup", "-small-nodes")  # the GPU hours go to the first pool
     assert gpu.monthly == pytest.approx(300 * (1.006 + 200 * 0.08 / 730))
+    assert line(report, "NodeGroup", "-large-nodes").monthly == 0  # at zero, no GPU hours
     assert line(report, "s3/bucket:Bucket", item="storage").monthly == 0
 
 
@@ -160,3 +161,159 @@ def test_alibaba_eip_is_an_unpriced_line_not_dropped() -> None:
     [found] = report.lines
     assert found.monthly is None and "calculator" in found.note
     assert report.unpriced["monthly"] == 1
+
+
+# --- refreshed prices and currencies (issue #21) --------------------------------------------
+
+
+def _refreshed(
+    folder,
+    cloud: str,
+    region: str,
+    currency: str,
+    refreshed: str = "2026-11-30T12:00:00Z",
+    **prices,
+):
+    """A price file as `gpuinfra prices` writes it: on_demand={type: price},
+    spot={type: {zone: price}}."""
+    from gpuinfra.prices import file as price_file
+
+    spot = {
+        t: {z: price_file.SpotQuote(p, z, "2026-11-30T11:00:00Z") for z, p in zones.items()}
+        for t, zones in prices.get("spot", {}).items()
+    }
+    data = price_file.PriceFile(
+        cloud,
+        region,
+        currency,
+        refreshed,
+        f"{cloud} price API (test)",
+        prices.get("on_demand", {}),
+        spot,
+    )
+    price_file.write(data, price_file.path_for(cloud, region, folder))
+    price_file.set_folder(folder)
+
+
+def test_spot_pool_uses_the_refreshed_spot_price_of_the_stacks_zones(tmp_path) -> None:
+    """Issue #21: the spot estimate uses real spot prices when a refreshed file has them (the
+    highest of the stack's zones: the pool may land in any), else the per-cloud factor."""
+    plan = build("tencentcloud-dev", {"tkeZones": ["ap-guangzhou-3", "ap-guangzhou-6"]})
+    before = line(
+        estimate(from_plan(plan, "tencentcloud"), TODAY),
+        "Kubernetes/nodePool:NodePool",
+        "-small-pool",
+    )
+    assert before.monthly is None  # no citable static price: unknown, not guessed
+    _refreshed(
+        tmp_path, "tencentcloud", "ap-guangzhou", "CNY",
+        on_demand={"GN7.2XLARGE32": 8.2},
+        spot={"GN7.2XLARGE32": {"ap-guangzhou-3": 1.5, "ap-guangzhou-6": 1.9, "ap-guangzhou-7": 5.0}},
+    )  # fmt: skip
+    report = estimate(from_plan(plan, "tencentcloud"), TODAY)
+    gpu = line(report, "Kubernetes/nodePool:NodePool", "-small-pool")
+    assert (
+        gpu.currency == "CNY" and gpu.node_per_hour == 1.9
+    )  # not 5.0: that zone is not the stack's
+    assert gpu.monthly == pytest.approx(100 * 1.9) and gpu.price_date == "2026-11-30"
+    assert "spot = current spot price ¥1.90/h in ap-guangzhou-6" in gpu.note
+    assert gpu.source.startswith(
+        "tencentcloud price API (test) (ap-guangzhou, refreshed 2026-11-30T12:00:00Z)"
+    )
+    assert report.currency == "CNY" and report.totals["monthly"] == pytest.approx(100 * 1.9)
+    text = text_summary(report, [])
+    assert "Node price: gpuinfra-tencentcloud-dev-small-pool: ¥1.90/h per node" in text
+    assert "; 2026-11-30" in text and "at least ¥190.00 (" in text
+    # An explicit costSpotFactor still wins: the user said so.
+    override = build("tencentcloud-dev", {"costSpotFactor": "0.5"})
+    gpu = line(
+        estimate(from_plan(override, "tencentcloud"), TODAY),
+        "Kubernetes/nodePool:NodePool",
+        "-small-pool",
+    )
+    assert gpu.node_per_hour == pytest.approx(8.2 * 0.5) and "spot = on-demand x 0.5" in gpu.note
+
+
+def test_an_old_price_file_says_how_old(tmp_path) -> None:
+    _refreshed(tmp_path, "alicloud", "cn-hangzhou", "CNY", refreshed="2026-09-01T00:00:00Z",
+               spot={"ecs.gn7i-c8g1.2xlarge": {"cn-hangzhou-i": 2.0}})  # fmt: skip
+    report = estimate(from_plan(build("alicloud-dev"), "alicloud"), TODAY)
+    gpu = line(report, "cs/nodePool:NodePool", "-small-pool")
+    assert gpu.node_per_hour == 2.0
+    assert "refreshed 90 days ago (2026-09-01): spot prices move hourly" in gpu.note
+
+
+def test_currencies_are_never_added(tmp_path) -> None:
+    """A CNY pool price beside the USD ACK fee: two totals side by side, never one sum; an
+    all-unpriced figure reads unknown, not $0."""
+    _refreshed(
+        tmp_path, "alicloud", "cn-hangzhou", "CNY", on_demand={"ecs.gn7i-c8g1.2xlarge": 10.0}
+    )
+    report = estimate(
+        from_plan(
+            build(
+                "alicloud-dev",
+                flat_pool(
+                    "alicloud-dev",
+                    {
+                        "gpuPoolCapacityType": "onDemand",
+                        "gpuPoolMinNodes": 1,
+                        "gpuPoolDesiredNodes": 1,
+                    },
+                ),
+            ),
+            "alicloud",
+        ),
+        TODAY,
+    )
+    assert report.totals_by_currency["CNY"]["hourly_idle"] == pytest.approx(10.0)
+    assert report.totals_by_currency["USD"]["hourly_idle"] == pytest.approx(0.09)
+    assert report.totals["hourly_idle"] == pytest.approx(10.0)  # the stack's currency alone
+    row = next(x for x in text_summary(report, []).splitlines() if x.startswith("total"))
+    assert "at least ¥10.00 + $0.090 (" in row and "10.09" not in row
+    assert total(0.0, 3) == "unknown (3 unpriced)" and "$0.00" not in total(0.0, 3)
+
+
+def test_delta_never_subtracts_across_currencies() -> None:
+    from gpuinfra.cost import delta
+
+    def doc(currency: str, amount: float) -> dict:
+        return {"currency": "CNY", "lines": [{"resource": "pool", "type": "t", "item": "pool", "what": "GPU pool",
+                 "hourly_desired": amount, "hourly_max": amount, "hourly_idle": amount, "monthly": amount, "currency": currency}]}  # fmt: skip
+
+    same = delta(doc("CNY", 10.0), doc("CNY", 12.0))["monthly"]
+    assert same.exact == pytest.approx(2.0)
+    moved = delta(doc("USD", 10.0), doc("CNY", 12.0))["monthly"]
+    assert moved.exact is None and "priced in CNY and USD" in moved.unknown[0]
+
+
+def test_a_fee_in_another_currency_than_the_stack_says_so() -> None:
+    """The ACK fee is a USD list price; a cn-hangzhou stack is taken to bill in CNY: the line
+    and the footnote say the figure is not converted and its CNY price is not confirmed."""
+    report = estimate(from_plan(build("alicloud-dev"), "alicloud"), TODAY)
+    assert report.currency == "CNY"
+    fee = line(report, "cs/managedKubernetes:ManagedKubernetes")
+    assert fee.currency == "USD" and fee.hourly_idle == pytest.approx(0.09)
+    assert (
+        "quoted in USD, not converted" in fee.note
+        and "CNY price of this is not confirmed" in fee.note
+    )
+    text = text_summary(report, [])
+    assert (
+        "Estimate, USD (USD figures not converted; the stack's billing currency is taken to be CNY"
+        in text
+    )
+    # A USD stack's USD fee says nothing of the kind.
+    aws = estimate(from_plan(build("dev"), "aws"), TODAY)
+    assert not any("not converted" in x.note for x in aws.lines)
+
+
+def test_a_stack_with_nothing_billed_does_not_read_as_free() -> None:
+    """A GPU layer on an existing cluster creates no billed resource: its total says so instead
+    of "$0.00", and where its nodes are billed."""
+    report = estimate(from_plan(build("k8s-dev"), "kubernetes"), TODAY)
+    assert report.lines == []
+    text = text_summary(report, [])
+    row = next(x for x in text.splitlines() if x.startswith("total"))
+    assert "$0.00" not in row and row.count("nothing billed here") == 4
+    assert "Nothing this stack creates is billed by itself" in text

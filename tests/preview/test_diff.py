@@ -13,7 +13,7 @@ from typing import Any
 from gpuinfra.diff import BLOCKED, REPLACE, UPDATE, diff_plans, flatten, has_changes
 from gpuinfra.render import plan_json
 from gpuinfra.report import code, focus, markdown, text_diff
-from tests.conftest import build
+from tests.conftest import build, flat_pool
 
 TODAY = dt.date(2026, 11, 30)
 
@@ -35,8 +35,8 @@ def test_plan_against_itself_has_no_change() -> None:
 
 
 def test_larger_gpu_pool_is_an_update() -> None:
-    base = plan_json(build("dev"), "aws")
-    head = plan_json(build("dev", {"gpuPoolMaxNodes": 4}), "aws")
+    base = plan_json(build("dev", flat_pool("dev")), "aws")
+    head = plan_json(build("dev", flat_pool("dev", {"gpuPoolMaxNodes": 4})), "aws")
     d = diff_plans(base, head, TODAY)
     assert not d["added"] and not d["removed"]
     group = _changed(d, "-gpu-nodes")
@@ -47,8 +47,8 @@ def test_larger_gpu_pool_is_an_update() -> None:
 
 def test_node_group_instance_type_and_capacity_replace() -> None:
     """Issue #25: ForceNew fields showed as a plain change."""
-    base = plan_json(build("dev"), "aws")
-    head = plan_json(build("dev", {"gpuPoolInstanceType": "g6.xlarge", "gpuPoolGpuModel": "L4", "gpuPoolCapacityType": "onDemand"}), "aws")  # fmt: skip
+    base = plan_json(build("dev", flat_pool("dev")), "aws")
+    head = plan_json(build("dev", flat_pool("dev", {"gpuPoolInstanceType": "g6.xlarge", "gpuPoolGpuModel": "L4", "gpuPoolCapacityType": "onDemand"})), "aws")  # fmt: skip
     group = _changed(diff_plans(base, head, TODAY), "-gpu-nodes")
     assert group["action"] == REPLACE
     assert {"capacityType", "instanceTypes"} <= set(group["replaceBecause"])
@@ -165,14 +165,14 @@ def test_cpu_type_without_a_price_makes_the_delta_unknown() -> None:
 
 def test_growing_an_unpriced_ack_pool_is_unknown_not_zero() -> None:
     """Issue #25: an ACK GPU pool from 2 x 1 A10 to 4 x 8 A10 showed $0.00."""
-    base = plan_json(build("alicloud-dev"), "alicloud")
+    base = plan_json(build("alicloud-dev", flat_pool("alicloud-dev")), "alicloud")
     head_config = {
         "gpuPoolInstanceType": "ecs.gn7i-8x.32xlarge",
         "gpuPoolGpuCount": 8,
         "gpuPoolExtraInstanceTypes": None,
         "gpuPoolMaxNodes": 4,
     }
-    head = plan_json(build("alicloud-dev", head_config), "alicloud")
+    head = plan_json(build("alicloud-dev", flat_pool("alicloud-dev", head_config)), "alicloud")
     d = diff_plans(base, head, TODAY)
     for figure in ("monthly", "hourly_max"):
         assert d["cost"]["delta"][figure] is None

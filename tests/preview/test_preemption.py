@@ -61,17 +61,39 @@ def test_work_redone_on_a_hard_kill(aws_jobs: tuple) -> None:
 
 
 def test_priced_at_the_gpu_pools_rate(aws_jobs: tuple) -> None:
-    """The same $/GPU-hour the cost table charges for the GPU pool at its maximum size."""
+    """The same $/GPU-hour the cost table charges for the Job's GPU pool (dev's first,
+    `small`) at its maximum size."""
     view, jobs = aws_jobs
     report = cost.estimate(view)
-    [pool] = [line for line in report.lines if line.what.startswith("GPU pool")]
-    max_nodes = int(pool.what.split()[2].split("/")[2])
+    [pool] = [line for line in report.lines if line.what.startswith("GPU pool small")]
+    max_nodes = int(pool.what.split()[3].split("/")[2])  # "GPU pool small 0/0/2 ..."
     per_gpu = pool.hourly_max / max_nodes  # g5.xlarge: 1 GPU per node
     for job in ("one-gpu", "two-nodes"):
         e = jobs[job]
         assert e.usd_per_gpu_hour == pytest.approx(per_gpu)
         assert e.lost_usd_worst == pytest.approx(e.lost_gpu_hours_worst * per_gpu)
         assert e.lost_usd_worst > 0
+        assert (e.pool, e.spot) == ("small", True)
+
+
+def test_each_job_is_priced_on_its_own_pool() -> None:
+    """A Job on dev's on-demand `large` pool (4 x A10G per node) pays that pool's rate per GPU,
+    and is said to face no spot reclaim; one on `small` pays the spot rate."""
+    jobs = [{"name": "cheap"}, {"name": "big", "pool": "large"}]
+    view = planview.from_plan(build("dev", {"trainingJobs": jobs}), "aws")
+    a = cost.assumptions(view)
+    found = {
+        e.job.removeprefix("gpuinfra-dev-").removesuffix("-job"): e for e in exposures(view, a)
+    }
+    lines = {
+        x.what.split()[2]: x for x in cost.estimate(view).lines if x.what.startswith("GPU pool ")
+    }
+    assert (found["big"].pool, found["big"].spot) == ("large", False)
+    assert found["big"].gpus == 4  # the whole node of the pool it named
+    assert found["big"].usd_per_gpu_hour == pytest.approx(lines["large"].hourly_max / 4)
+    assert found["cheap"].usd_per_gpu_hour == pytest.approx(lines["small"].hourly_max / 2)
+    assert found["big"].usd_per_gpu_hour > found["cheap"].usd_per_gpu_hour
+    assert "on-demand: no spot reclaim" in found["big"].note
 
 
 def test_custom_arguments_without_the_flag_are_unknown_not_zero(aws_jobs: tuple) -> None:
@@ -85,9 +107,10 @@ def test_custom_arguments_without_the_flag_are_unknown_not_zero(aws_jobs: tuple)
 def test_existing_cluster_counts_gpu_hours_without_a_price() -> None:
     view = planview.from_plan(build("k8s-dev"), "kubernetes")
     found = exposures(view, cost.assumptions(view))
-    assert [e.gpus for e in found] == [1, 2]
+    # by name: resnet50-single, -staged, -streamed (the dataset Jobs), -two-nodes
+    assert [e.gpus for e in found] == [1, 1, 1, 2]
     assert all(e.lost_usd_worst is None and "no GPU pool" in e.note for e in found)
-    assert [e.lost_gpu_hours_worst for e in found] == pytest.approx([1 / 6, 2 / 6])
+    assert [e.lost_gpu_hours_worst for e in found] == pytest.approx([1 / 6, 1 / 6, 1 / 6, 2 / 6])
 
 
 def test_preview_reports_it_in_json_and_markdown() -> None:
@@ -103,10 +126,11 @@ def test_preview_reports_it_in_json_and_markdown() -> None:
     ]
     as_json = subprocess.run([*command, "--json"], capture_output=True, text=True, check=True)
     preemption = json.loads(as_json.stdout)["preemption"]
-    assert [p["gpus"] for p in preemption] == [1, 2]
+    assert [p["gpus"] for p in preemption] == [1, 1, 1, 2]
     md = subprocess.run([*command, "--format", "markdown"], capture_output=True, text=True)
     assert "#### Preemption exposure" in md.stdout
-    assert "| gpuinfra-k8s-dev-resnet50-two-nodes-job | 2 | 600 s | 0.33 (0.17) |" in md.stdout
+    # An existing cluster's Jobs run on GPU nodes of no pool gpuinfra knows: "-".
+    assert "| gpuinfra-k8s-dev-resnet50-two-nodes-job | - | 2 | 600 s | 0.33 (0.17) |" in md.stdout
 
 
 def test_who_drains_a_reclaimed_spot_node() -> None:

@@ -10,6 +10,7 @@ from gpuinfra.sizing import (
     GIB,
     estimate_memory,
     fits,
+    fsdp_per_gpu_gib,
     infer_shape,
     native_precision,
     recommendation,
@@ -77,6 +78,44 @@ def test_bf16_leaves_out_gpus_without_it() -> None:
     assert not native_precision("bf16", "unknown-gpu")  # unknown capability: not assumed
 
 
+def test_fsdp_saving_per_gpu_and_when_it_is_needed() -> None:
+    m = estimate_memory(7e9, "bf16", checkpointing=True)
+    # FSDP over 8 GPUs: an eighth of the model states, the activations, the same reserve rule
+    eighth = m.states_gib / 8 + m.activations_gib
+    assert fsdp_per_gpu_gib(m, 8) == pytest.approx(1.1 * eighth + 1)
+    big = fits(m, ["aws"])
+    assert big and all(f.mode == "FSDP" for f in big)
+    for f in big:
+        assert f.fsdp_saves_gib == pytest.approx(m.total_gib - f.per_gpu_gib, abs=0.01)
+    text = render(m, big)
+    assert "Recommendation: DDP does not fit on any GPU here: use FSDP" in text
+    assert recommendation(big).endswith("the reference trainer runs it with --sharding fsdp.")
+    assert "8 GPUs 15.89 GiB (saves 100.40)" in text
+    assert "(FSDP saves 100.40 GiB/GPU)" in text
+    small = estimate_memory(1e8, "bf16", seq_len=512)
+    found = fits(small, ["aws"])
+    assert found[0].mode == "DDP" and found[0].fsdp_saves_gib == 0.0  # one GPU: nothing to shard
+    assert "Recommendation: DDP fits" in render(small, found)
+    assert "sharded over the GPUs" in render(small, found)  # what it would save, all the same
+
+
+def test_json_says_when_fsdp_is_needed_and_what_it_saves() -> None:
+    import json
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "gpuinfra", "sizing", "--params", "7e9", "--checkpointing"]
+    result = subprocess.run(
+        [*cmd, "--cloud", "aws", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["fsdpNeeded"] is True
+    assert doc["fsdpPerGpuGib"]["8"] == pytest.approx(15.89, abs=0.01)
+    assert all(f["fsdp_saves_gib"] == pytest.approx(100.40, abs=0.01) for f in doc["fits"])
+    assert "FSDP" in doc["formula"]
+
+
 def test_bad_argument_exits_2_on_stderr() -> None:
     import subprocess
     import sys
@@ -90,3 +129,59 @@ def test_bad_argument_exits_2_on_stderr() -> None:
     assert result.returncode == 2
     assert result.stdout == ""
     assert "argument --params: '0': expected a number greater than 0" in result.stderr
+
+
+def test_a_stacks_pools_say_which_holds_the_job() -> None:
+    """dev: `small` (1 x A10G) cannot hold a 3B model, `large` (4 x A10G) can, sharded; the
+    advice names the pool a training Job should choose."""
+    from pathlib import Path
+
+    from gpuinfra.sizing import pool_fits, pool_recommendation, render_pools, stack_pools
+
+    root = Path(__file__).resolve().parents[2]
+    pools = pool_fits(estimate_memory(3e9, "bf16", checkpointing=True), stack_pools(root, "dev"))
+    assert [(p.pool, p.mode) for p in pools] == [("small", None), ("large", "FSDP")]
+    assert "`pool: large`" in pool_recommendation(pools)
+    assert "does not hold it" in render_pools("dev", pools)
+    # A GPU-layer stack answers for its cluster stack's pools.
+    layer = pool_fits(estimate_memory(1e8, "bf16"), stack_pools(root, "alicloud-dev-gpu"))
+    assert [p.pool for p in layer] == ["small", "large"]
+    assert all(p.mode == "DDP" for p in layer)
+
+
+def test_clouds_compare_in_one_currency_only_with_a_dated_rate(tmp_path) -> None:
+    """Issue #21: sizing compares the fitting types across the clouds, cheapest first; a CNY
+    price (refreshed for cn-hangzhou) and USD prices are never ranked against each other
+    without a rate, and with one they are, converted, with the rate and its date shown."""
+    from gpuinfra.currency import parse_rate
+    from gpuinfra.prices import file as price_file
+
+    price_file.write(
+        price_file.PriceFile("alicloud", "cn-hangzhou", "CNY", "2026-11-30T12:00:00Z", "test API",
+                             {"ecs.gn7i-c8g1.2xlarge": 7.0}),
+        price_file.path_for("alicloud", "cn-hangzhou", tmp_path),
+    )  # fmt: skip
+    price_file.set_folder(tmp_path)
+    m = estimate_memory(1e8, "bf16", seq_len=512)
+    apart = fits(m, ["aws", "alicloud"])
+    priced = [f for f in apart if f.per_hour is not None]
+    ali = next(f for f in priced if f.cloud == "alicloud")
+    assert (ali.per_hour, ali.currency, ali.region, ali.price_date) == (
+        7.0,
+        "CNY",
+        "cn-hangzhou",
+        "2026-11-30",
+    )
+    # No rate: sorted within each currency (CNY rows, then USD rows), never ¥7 vs $1.
+    assert [f.currency for f in priced] == sorted(f.currency for f in priced)
+    text = render(m, apart)
+    assert "¥7.00/h (cn-hangzhou, 2026-11-30)" in text and "never converted" in text
+    rate = parse_rate("USD/CNY=7.0@2026-11-30")
+    together = fits(m, ["aws", "alicloud"], "USD", rate)
+    ranked = [f for f in together if f.compare_per_hour is not None]
+    assert [f.compare_per_hour for f in ranked] == sorted(f.compare_per_hour for f in ranked)
+    ali = next(f for f in ranked if f.cloud == "alicloud")
+    assert ali.compare_per_hour == pytest.approx(1.0)  # ¥7.00 at 7 CNY per USD
+    assert ranked[0].instance_type in ("g6.xlarge", "ecs.gn7i-c8g1.2xlarge")
+    shown = render(m, together, None, "USD", rate)
+    assert "converted at 1 USD = 7 CNY (2026-11-30)" in shown and "¥7.00/h = $1.00/h" in shown

@@ -263,6 +263,38 @@ def test_eks_node_group_launch_template_fit() -> None:
     assert not fields(rule, _eks(), template, _group(template))
 
 
+ADDON = "aws:eks/addon:Addon"
+
+
+def _addon(*deps: RecordedResource, **extra: Any) -> RecordedResource:
+    inputs = {
+        "clusterName": "c", "addonName": "aws-mountpoint-s3-csi-driver",
+        "serviceAccountRoleArn": "arn:aws:iam::123456789012:role/s3-csi",
+        "configurationValues": '{"node": {"tolerateAllTaints": true}}', **extra,
+    }  # fmt: skip
+    return res(ADDON, inputs, deps=tuple(d.urn for d in deps))
+
+
+def test_eks_addon_values() -> None:
+    rule = "eks_addon_values"
+    assert not fields(rule, _addon())
+    assert not fields(rule, _addon(addonVersion="v2.7.0-eksbuild.1"))
+    assert fields(rule, _addon(addonVersion="2.7.0")) == ["addonVersion"]
+    assert fields(rule, _addon(serviceAccountRoleArn="s3-csi")) == ["serviceAccountRoleArn"]
+    assert fields(rule, _addon(resolveConflictsOnCreate="PRESERVE")) == ["resolveConflictsOnCreate"]
+    assert fields(rule, _addon(configurationValues="node: {}")) == ["configurationValues"]
+
+
+def test_eks_addon_after_its_nodes() -> None:
+    rule = "eks_addon_after_its_nodes"
+    group = _group()
+    assert fields(rule, group, _addon()) == ["dependsOn"]
+    assert not fields(rule, group, _addon(group))
+    assert not fields(rule, _addon())  # the cluster's nodes exist already (no group here)
+    [refusal] = refused(rule, group, _addon())
+    assert "20 minutes" in refusal.message
+
+
 # --- EC2 -------------------------------------------------------------------------------------
 
 

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 from gpuinfra.engine import Plan, run_program
 from gpuinfra.provider_rules import check_resources
 from gpuinfra.provider_rules.kubernetes import (
+    claim_binds_to_its_volume,
     custom_resource_after_its_crd,
     deployment_waits_for_nodes,
     job_needs_skip_await,
@@ -168,6 +169,29 @@ def test_custom_resource_after_its_crd() -> None:
     assert _rules(_plan(_service_monitor)) == []
 
 
+def test_a_prometheus_rule_after_its_crd_too() -> None:
+    """The GPU alerts' PrometheusRule is a custom resource of the same chart's CRDs."""
+
+    def rule(opts: pulumi.ResourceOptions | None = None) -> None:
+        k8s.apiextensions.CustomResource(
+            "alerts",
+            api_version="monitoring.coreos.com/v1",
+            kind="PrometheusRule",
+            metadata={"name": "a"},
+            spec={"groups": []},
+            opts=opts,
+        )
+
+    def racing_the_chart() -> None:
+        _chart()
+        rule()
+
+    assert _rules(_plan(racing_the_chart)) == [
+        ("kubernetes.custom_resource_after_its_crd", "alerts", "dependsOn")
+    ]
+    assert _rules(_plan(lambda: rule(pulumi.ResourceOptions(depends_on=[_chart()])))) == []
+
+
 def test_the_gpu_layer_orders_its_service_monitor_after_kube_prometheus_stack() -> None:
     plan = build("k8s-dev", {"monitoringKubePrometheusStack": True})  # rules on: builds
     [monitor] = plan.of_type("kubernetes:monitoring.coreos.com/v1:ServiceMonitor")
@@ -207,3 +231,35 @@ def test_custom_resource_after_its_crd_covers_kueue() -> None:
         ("kubernetes.custom_resource_after_its_crd", "queue", "dependsOn")
     ]
     assert _rules(_plan(lambda: queue(pulumi.ResourceOptions(depends_on=[crd()])))) == []
+
+
+def test_claim_binds_to_its_volume() -> None:
+    """The dataset claims of the shipped k8s-dev stack bind; each way of breaking the pairing
+    is refused, naming the field."""
+    assert claim_binds_to_its_volume.__doc__
+    plan = build("k8s-dev")
+    claims = [r for r in plan.resources if r.type == "kubernetes:core/v1:PersistentVolumeClaim"]
+    assert claims and not check_resources(plan.resources)
+
+    def refusal_fields(change: Callable[[dict, dict], None]) -> list[str]:
+        broken = copy.deepcopy(plan.resources)
+        [claim] = [r for r in broken if r.type == "kubernetes:core/v1:PersistentVolumeClaim"]
+        [volume] = [r for r in broken if r.type == "kubernetes:core/v1:PersistentVolume"]
+        change(claim.inputs["spec"], volume.inputs["spec"])
+        return [
+            r.field
+            for r in check_resources(broken)
+            if r.rule == "kubernetes.claim_binds_to_its_volume"
+        ]
+
+    assert refusal_fields(lambda c, v: c.pop("storageClassName")) == ["spec.storageClassName"]
+    assert refusal_fields(lambda c, v: c.update(storageClassName="gp3")) == [
+        "spec.storageClassName"
+    ]
+    assert refusal_fields(lambda c, v: c.update(accessModes=["ReadWriteMany"])) == [
+        "spec.accessModes"
+    ]
+    assert refusal_fields(lambda c, v: c["resources"]["requests"].update(storage="2Gi")) == [
+        "spec.resources.requests.storage"
+    ]
+    assert refusal_fields(lambda c, v: v["claimRef"].update(name="other")) == ["spec.volumeName"]

@@ -169,40 +169,40 @@ CASES: list[tuple[str, Callable[[Inputs], None], Any, str]] = [
         ve.vke_public_endpoint_is_world_open,
         "clusterConfig.apiServerPublicAccessEnabled",
     ),
-    (f"{P}-gpu-pool", _set("name", "vke-default-nodepool"), ve.vke_node_pool_arguments, "name"),
-    (f"{P}-gpu-pool", _set("clusterId", None), ve.vke_node_pool_arguments, "clusterId"),
+    (f"{P}-spot-pool", _set("name", "vke-default-nodepool"), ve.vke_node_pool_arguments, "name"),
+    (f"{P}-spot-pool", _set("clusterId", None), ve.vke_node_pool_arguments, "clusterId"),
     (
-        f"{P}-gpu-pool",
+        f"{P}-spot-pool",
         _set("nodeConfig.instanceChargeType", "PrePaid"),
         ve.vke_node_pool_arguments,
         "nodeConfig.spotStrategy",
     ),
     (
-        f"{P}-gpu-pool",
+        f"{P}-spot-pool",
         _set("nodeConfig.spotStrategy", "SpotWithPriceLimit"),
         ve.vke_node_pool_arguments,
         "nodeConfig.spotStrategy",
     ),
     (
-        f"{P}-gpu-pool",
+        f"{P}-spot-pool",
         _set("nodeConfig.systemVolume.size", 30),
         ve.vke_node_pool_arguments,
         "nodeConfig.systemVolume.size",
     ),
     (
-        f"{P}-gpu-pool",
+        f"{P}-spot-pool",
         _set("nodeConfig.systemVolume.type", "PTSSD"),
         ve.vke_node_pool_arguments,
         "nodeConfig.systemVolume.type",
     ),
     (
-        f"{P}-gpu-pool",
+        f"{P}-spot-pool",
         _set("kubernetesConfig.taints.0.effect", "NO_SCHEDULE"),
         ve.vke_node_pool_arguments,
         "kubernetesConfig.taints.0.effect",
     ),
     (
-        f"{P}-gpu-pool",
+        f"{P}-spot-pool",
         _set("autoScaling.subnetPolicy", "Random"),
         ve.vke_node_pool_arguments,
         "autoScaling.subnetPolicy",
@@ -299,7 +299,7 @@ def test_subnet_zone_may_float_only_under_ignore_changes(plan: Plan) -> None:
 
 
 def test_autoscaled_pool_must_ignore_its_desired_count(plan: Plan) -> None:
-    gpu = copy.deepcopy(plan.one(ve.NODE_POOL, f"{P}-gpu-pool"))
+    gpu = copy.deepcopy(plan.one(ve.NODE_POOL, f"{P}-spot-pool"))
     gpu.ignore_changes = []
     assert ("vke_autoscaled_pool_keeps_its_desired_count", "autoScaling.desiredReplicas") in (
         _refused([gpu], dict(plan.config))

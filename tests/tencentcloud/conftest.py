@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuinfra.engine import Plan, RecordedResource
-from tests.conftest import build
+from tests.conftest import build, flat_if_pool_keys
 
 STACK = "tencentcloud-dev"
 T = "tencentcloud:"
@@ -21,7 +21,8 @@ SUBNET = T + "Subnet/instance:Instance"
 
 
 def build_tc(overrides: dict[str, object] | None = None) -> Plan:
-    return build(STACK, overrides)
+    """The dev stack; with a flat per-pool key overridden, its single-pool form (pool `gpu`)."""
+    return build(STACK, flat_if_pool_keys(STACK, overrides))
 
 
 @pytest.fixture(scope="session")

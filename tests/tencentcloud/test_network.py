@@ -85,16 +85,23 @@ def test_nat_per_zone() -> None:
 
 
 def test_too_few_zones_selling_the_type_is_a_clear_error() -> None:
-    from components.tencentcloud.network import TencentNetworkArgs, _nth
+    from components.tencentcloud.network import _nth
 
-    args = TencentNetworkArgs(
-        vpc_cidr="10.0.0.0/16",
-        subnet_cidrs=("10.0.0.0/19",) * 3,
-        gpu_instance_type="GT4.4XLARGE96",
-        charge_type="SPOTPAID",
-        nat_gateways="single",
-        tags={},
-    )
+    offers = [("GT4.4XLARGE96", "SPOTPAID")]
     with pytest.raises(ValueError, match=r"availabilityZoneCount asks for 3.*gpuinfra:tkeZones"):
-        _nth(2, args)(["ap-shanghai-4", "ap-shanghai-5"])
-    assert _nth(1, args)(["ap-shanghai-4", "ap-shanghai-5"]) == "ap-shanghai-5"
+        _nth(2, offers)(["ap-shanghai-4", "ap-shanghai-5"])
+    assert _nth(1, offers)(["ap-shanghai-4", "ap-shanghai-5"]) == "ap-shanghai-5"
+
+
+def test_zones_offer_every_pools_type_its_way() -> None:
+    """Each GPU pool spans every subnet: a zone must offer each pool's type with its charge
+    type (dev: spot GN7.2XLARGE32 and pay-as-you-go GN7.20XLARGE320)."""
+    from components.tencentcloud.network import _common_zones, _describe
+
+    assert _common_zones([["gz-3", "gz-4", "gz-6"], ["gz-6", "gz-3"]]) == ["gz-3", "gz-6"]
+    plan = build_tc()
+    assert plan.outputs["zoneSource"] == (
+        "lookup of zones offering GN7.2XLARGE32 (SPOTPAID) and GN7.20XLARGE320 "
+        "(POSTPAID_BY_HOUR); pin: gpuinfra:tkeZones"
+    )
+    assert _describe([("A", "SPOTPAID")]) == "A (SPOTPAID)"

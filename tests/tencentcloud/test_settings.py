@@ -8,14 +8,15 @@ import pytest
 
 from components.settings import Settings, SettingsError, parse_settings
 from components.settings.clouds.tencentcloud import cos_bucket_name_problem
-from tests.conftest import ROOT, stack_config
+from tests.conftest import ROOT, flat_if_pool_keys, stack_config
 from tests.tencentcloud.conftest import STACK
 
 REGION_KEY = "tencentcloud:region"
 
 
 def _parse(overrides: dict[str, object]) -> Settings:
-    config = stack_config(STACK, overrides)
+    """The dev stack; with a flat per-pool key overridden, its single-pool form."""
+    config = stack_config(STACK, flat_if_pool_keys(STACK, overrides))
     raw = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpuinfra:")}
     provider = {k: v for k, v in config.items() if k == REGION_KEY}
     return parse_settings(raw, stack=STACK, provider_config=provider)
@@ -86,9 +87,10 @@ def test_zones_and_spot_price_when_valid() -> None:
     settings = _parse({"tkeZones": ["ap-guangzhou-3", "ap-guangzhou-6"]})
     assert settings.tencentcloud is not None
     assert settings.tencentcloud.zones == ("ap-guangzhou-3", "ap-guangzhou-6")
-    assert settings.tencentcloud.spot_max_price == "3.00"
+    small, large = settings.gpu_pools
+    assert (small.spot_max_price, large.spot_max_price) == ("3.00", None)  # large: on-demand
     on_demand = _parse({"gpuPoolCapacityType": "onDemand", "gpuPoolSpotMaxPrice": None})
-    assert on_demand.tencentcloud is not None and on_demand.tencentcloud.spot_max_price is None
+    assert on_demand.gpu_pools[0].spot_max_price is None
 
 
 def test_cos_name_rule() -> None:
@@ -126,7 +128,7 @@ def test_preview_exits_2_naming_the_key(tmp_path: Path) -> None:
     config["gpuinfra:bucketName"] = "Not_A_Cos_Name"
     config["gpuinfra:gpuCudaVersion"] = "11.4.3"
     config["gpuinfra:cosAppId"] = "125000000"  # 9 digits
-    del config["gpuinfra:gpuPoolSpotMaxPrice"]
+    del config["gpuinfra:gpuPools"][0]["spotMaxPrice"]
     (tmp_path / "Pulumi.bad.yaml").write_text(yaml.safe_dump({"config": config}))
     result = subprocess.run(
         [sys.executable, "-m", "gpuinfra", "preview", "--stack", "bad", "--cwd", str(tmp_path)],
@@ -137,5 +139,5 @@ def test_preview_exits_2_naming_the_key(tmp_path: Path) -> None:
     assert result.returncode == 2, result.stderr
     assert "gpuinfra:bucketName" in result.stderr and "gpuinfra:gpuCudaVersion" in result.stderr
     assert 'gpuinfra:cosAppId = "125000000"' in result.stderr and "10 digits" in result.stderr
-    assert "gpuinfra:gpuPoolSpotMaxPrice = (not set): required for a spot" in result.stderr
+    assert "gpuinfra:gpuPools[0].spotMaxPrice = (not set): required for a spot" in result.stderr
     assert "Traceback" not in result.stderr

@@ -26,7 +26,13 @@ from trainer.launch import final_code
         (["--checkpoint-uri=tos://bucket/run"], "(e.g. https://tos-s3-<region>.ivolces.com)"),
         (["--checkpoint-uri=gs://bucket/run"], "unsupported --checkpoint-uri scheme gs://"),
         (["--checkpoint-uri=s3://AKIA:secret@bucket/run"], "credentials in --checkpoint-uri"),
-        (["--synthetic-samples=4", "--batch-size=8"], "no full batch of 8"),
+        (["--synthetic-samples=4", "--batch-size=8"], "no full global batch of 8"),
+        (["--global-batch-size=12"], "--global-batch-size 12 is not a multiple of --batch-size 8"),
+        (["--sharding=fsdp", "--checkpoint-format=file"], "--sharding fsdp needs"),
+        (["--sharding=fsdp", "--model=resnet18"], "BatchNorm statistics"),
+        (["--sharding=zero3"], "--sharding: invalid choice"),
+        (["--model=gpt", "--gpt-dim=30", "--gpt-heads=4"], "--gpt-dim 30 is not a multiple"),
+        (["--export-dtype=int8"], "--export-dtype: invalid choice"),
     ],
 )
 def test_bad_arguments_exit_non_retryable_with_one_line(
@@ -99,10 +105,42 @@ def test_model_names_agree() -> None:
     from trainer.config import MODELS
     from trainer.models import SPECS
 
-    assert tuple(sorted(SPECS)) == MODELS
+    assert tuple(sorted([*SPECS, "gpt"])) == MODELS
 
 
 def test_help_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
     assert "--checkpoint-every-seconds" in out and "--async-checkpoint" in out
+
+
+def test_exit_code_table_lists_every_code_inside_its_columns() -> None:
+    """The docstring's reStructuredText table: each code and name within its column (a name
+    that runs into the next column breaks the table), every code of NAMES listed."""
+    doc = exit_codes.__doc__ or ""
+    border = next(ln for ln in doc.splitlines() if ln.startswith("====="))
+    widths = [len(col) for col in border.split()]
+    starts = [border.index(col, sum(widths[:i]) + 2 * i) for i, col in enumerate(border.split())]
+    rows = [ln for ln in doc.splitlines() if ln[:1].isdigit()]
+    listed = {}
+    for row in rows:
+        code, name = row[: starts[1]].strip(), row[starts[1] : starts[2]].strip()
+        assert row[starts[2] - 2 : starts[2]] == "  ", f"name runs into the meaning: {row!r}"
+        assert len(name) <= widths[1] and code.isdigit(), row
+        listed[int(code)] = name.strip("`")
+    assert listed == exit_codes.NAMES
+
+
+def test_gpt_parameter_count_of_the_1b_benchmark_model() -> None:
+    """GPTShape.params() is the decoder's real parameter count; the GPU check's model (built
+    on the meta device here: no memory) has at least 1 B parameters."""
+    from trainer.bench.benchmark import GPT_SIZES
+    from trainer.models import GPT, GPTShape
+
+    for layers, dim, heads, vocab, seq, _ in GPT_SIZES.values():
+        shape = GPTShape(vocab, seq, layers, dim, heads)
+        with torch.device("meta"):
+            model = GPT(shape)
+        assert shape.params() == sum(p.numel() for p in model.parameters())
+    layers, dim, heads, vocab, seq, _ = GPT_SIZES["1b"]
+    assert GPTShape(vocab, seq, layers, dim, heads).params() >= 1_000_000_000

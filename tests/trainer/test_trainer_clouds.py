@@ -7,7 +7,8 @@ credentials of the STS exchange signed every storage request: moto's own STS for
 (botocore's chain), a fake Alibaba STS (AssumeRoleWithOIDC) for ACK RRSA through
 alibabacloud-credentials, a fake Tencent STS (AssumeRoleWithWebIdentity) for TKE through
 tencentcloud-sdk-python-common, a fake Volcano Engine STS (AssumeRoleWithOIDC) for VKE IRSA
-through volcenginesdk-core.
+through volcenginesdk-core. Each runs twice: with the single-file format, and with sharded
+(DCP) checkpoints of a GPT under FSDP, whose reader and writer must use the same identity.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from object_stores import BUCKET, FakeSts, RecordingMoto, body_json, query_of
 from trainer_testlib import (
     REPO,
     assert_same,
+    gpt_args,
     load_final,
     run_inprocess,
     stop_at,
@@ -35,11 +37,20 @@ from trainer import exit_codes
 from trainer.cli import main
 
 JOB = "job-7"
+#: the same test with each checkpoint format
+FORMATS = pytest.mark.parametrize("sharded", [False, True], ids=["file", "dcp"])
 
 
-def _job_args(tmp_path: Path, *extra: str, steps: int = 6) -> list[str]:
+def _model_args(uri: str, *extra: str, steps: int, sharded: bool) -> list[str]:
+    if sharded:
+        return gpt_args(uri, *extra, "--no-tensorboard", steps=steps)
+    return tiny_args(uri, *extra, steps=steps)
+
+
+def _job_args(tmp_path: Path, *extra: str, steps: int = 6, sharded: bool = False) -> list[str]:
     """The trainer's arguments with the URI left to CHECKPOINT_URI, as in the Job."""
-    args = [a for a in tiny_args("unused", *extra, steps=steps) if "--checkpoint-uri" not in a]
+    args = _model_args("unused", *extra, steps=steps, sharded=sharded)
+    args = [a for a in args if "--checkpoint-uri" not in a]
     return [*args, "--checkpoint-every-steps=2", f"--staging-dir={tmp_path / 'stage'}"]
 
 
@@ -49,9 +60,11 @@ def _token_file(tmp_path: Path, name: str, text: str) -> str:
     return str(path)
 
 
-def _train_preempt_resume(tmp_path: Path, moto: RecordingMoto) -> dict[str, torch.Tensor]:
+def _train_preempt_resume(
+    tmp_path: Path, moto: RecordingMoto, sharded: bool = False
+) -> dict[str, torch.Tensor]:
     """Stopped after step 3 (exit 75), resumed to step 6; returns the final weights."""
-    args = _job_args(tmp_path)
+    args = _job_args(tmp_path, sharded=sharded)
     assert run_inprocess(args, hook=stop_at(3)) == exit_codes.PREEMPTED
     seen: list[int] = []
     assert run_inprocess(args, hook=lambda t, s: seen.append(s)) == exit_codes.OK
@@ -59,10 +72,14 @@ def _train_preempt_resume(tmp_path: Path, moto: RecordingMoto) -> dict[str, torc
     keys = moto.admin.list_objects_v2(Bucket=BUCKET, Prefix=f"{JOB}/")  # type: ignore[attr-defined]
     names = {o["Key"] for o in keys["Contents"]}
     assert f"{JOB}/checkpoints/step_000000006/manifest.json" in names
+    if sharded:  # DCP's files went through the same storage layer
+        for name in (".metadata", "__0_0.distcp", "trainer.pt"):
+            assert f"{JOB}/checkpoints/step_000000006/{name}" in names, names
     body = moto.admin.get_object(Bucket=BUCKET, Key=f"{JOB}/final/model.pt")["Body"].read()  # type: ignore[attr-defined]
     final = torch.load(io.BytesIO(body), weights_only=True)
     local = str(tmp_path / "local")
-    assert run_inprocess(tiny_args(local, steps=6)) == exit_codes.OK
+    local_args = _model_args(local, steps=6, sharded=sharded)
+    assert run_inprocess(local_args) == exit_codes.OK
     assert_same(final, load_final(local))
     return final
 
@@ -79,11 +96,13 @@ def _signed_with(moto: RecordingMoto, access_keys: set[str], tokens: set[str]) -
         assert "decoy" not in r.authorization
 
 
+@FORMATS
 def test_s3_with_eks_irsa_web_identity(
     tmp_path: Path,
     moto_s3: RecordingMoto,
     clean_cloud_env: None,
     monkeypatch: pytest.MonkeyPatch,
+    sharded: bool,
 ) -> None:
     token = "eyJhbGciOi.irsa-token.sig"
     for name, value in {
@@ -98,7 +117,7 @@ def test_s3_with_eks_irsa_web_identity(
         "AWS_ENDPOINT_URL_STS": moto_s3.ip_url,
     }.items():
         monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3)
+    _train_preempt_resume(tmp_path, moto_s3, sharded)
 
     exchanges = [r for r in moto_s3.requests if "AssumeRoleWithWebIdentity" in r.path]
     assert exchanges and moto_s3.sts_credentials
@@ -108,6 +127,7 @@ def test_s3_with_eks_irsa_web_identity(
     _signed_with(moto_s3, issued, tokens)
 
 
+@FORMATS
 def test_oss_with_ack_rrsa(
     tmp_path: Path,
     moto_s3: RecordingMoto,
@@ -115,6 +135,7 @@ def test_oss_with_ack_rrsa(
     clean_cloud_env: None,
     resolve_localhost_subdomains: None,
     monkeypatch: pytest.MonkeyPatch,
+    sharded: bool,
 ) -> None:
     token = "eyJhbGciOi.rrsa-token.sig"
     for name, value in {
@@ -130,7 +151,7 @@ def test_oss_with_ack_rrsa(
         "AWS_SECRET_ACCESS_KEY": "decoy",
     }.items():
         monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3)
+    _train_preempt_resume(tmp_path, moto_s3, sharded)
 
     calls = fake_sts.calls("AssumeRoleWithOIDC")
     assert calls, fake_sts.server.seen
@@ -144,6 +165,7 @@ def test_oss_with_ack_rrsa(
     _signed_with(moto_s3, {k["id"] for k in fake_sts.issued}, {k["token"] for k in fake_sts.issued})
 
 
+@FORMATS
 def test_cosn_with_tke_pod_identity(
     tmp_path: Path,
     moto_s3: RecordingMoto,
@@ -151,6 +173,7 @@ def test_cosn_with_tke_pod_identity(
     clean_cloud_env: None,
     resolve_localhost_subdomains: None,
     monkeypatch: pytest.MonkeyPatch,
+    sharded: bool,
 ) -> None:
     token = "eyJhbGciOi.tke-token.sig"
     for name, value in {
@@ -167,7 +190,7 @@ def test_cosn_with_tke_pod_identity(
         "AWS_SECRET_ACCESS_KEY": "decoy",
     }.items():
         monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3)
+    _train_preempt_resume(tmp_path, moto_s3, sharded)
 
     calls = fake_sts.calls("AssumeRoleWithWebIdentity")
     assert calls, fake_sts.server.seen
@@ -191,6 +214,7 @@ def _vke_irsa_env(tmp_path: Path, token: str) -> dict[str, str]:
     }
 
 
+@FORMATS
 def test_tos_with_vke_irsa(
     tmp_path: Path,
     moto_s3: RecordingMoto,
@@ -198,6 +222,7 @@ def test_tos_with_vke_irsa(
     clean_cloud_env: None,
     resolve_localhost_subdomains: None,
     monkeypatch: pytest.MonkeyPatch,
+    sharded: bool,
 ) -> None:
     token = "eyJhbGciOi.vke-token.sig"
     for name, value in {
@@ -211,7 +236,7 @@ def test_tos_with_vke_irsa(
         "AWS_SECRET_ACCESS_KEY": "decoy",
     }.items():
         monkeypatch.setenv(name, value)
-    _train_preempt_resume(tmp_path, moto_s3)
+    _train_preempt_resume(tmp_path, moto_s3, sharded)
 
     calls = fake_sts.calls("AssumeRoleWithOIDC")
     assert calls, fake_sts.server.seen

@@ -27,7 +27,7 @@ from trainer_testlib import (
 from trainer import exit_codes, storage
 from trainer.checkpoint import CheckpointManager, step_dir
 from trainer.cli import main
-from trainer.data import shard_batches
+from trainer.data import epoch_permutation, shard_batches, step_samples
 
 
 def _truncate(root: str, step: int) -> None:
@@ -174,7 +174,10 @@ def test_changed_world_size_resumes_exactly_with_the_same_global_batch(
     assert run_inprocess(tiny_args(root, steps=8), hook=lambda t, s: seen.append(s)) == 0
     assert seen == [3, 4, 5, 6, 7, 8]
     infos = [r.getMessage() for r in trainer_log.records]
-    assert any("maps exactly (step 2)" in m and "2 process(es) of batch 4" in m for m in infos)
+    assert any(
+        "maps exactly (step 2, 16 samples seen)" in m and "2 process(es) of batch 4 x 1" in m
+        for m in infos
+    ), infos
 
 
 def test_changed_world_size_with_another_global_batch_is_refused(
@@ -191,18 +194,27 @@ def test_changed_world_size_with_another_global_batch_is_refused(
 
 def test_a_global_batch_is_the_same_samples_however_it_is_split() -> None:
     """Why the same global batch remaps exactly: step k uses the permutation's k-th slice of
-    G samples whatever the split of G over processes."""
+    G samples whatever the split of G over processes and accumulation rounds."""
     n, seed, epoch, g = 100, 3, 2, 16
-    splits = [(1, 16), (2, 8), (4, 4), (8, 2)]
+    # (processes, batch per process, accumulation rounds), each 16 samples a step
+    splits = [(1, 16, 1), (2, 8, 1), (4, 4, 1), (8, 2, 1), (1, 8, 2), (1, 4, 4), (2, 4, 2)]
     per_split = []
-    for world, batch in splits:
-        ranks = [shard_batches(n, seed, epoch, r, world, batch) for r in range(world)]
+    for world, batch, accum in splits:
+        ranks = [shard_batches(n, seed, epoch, r, world, batch, accum) for r in range(world)]
         steps = len(ranks[0])
-        per_split.append([sorted(int(i) for r in ranks for i in r[k]) for k in range(steps)])
+        assert all(len(micro) == accum for r in ranks for micro in r)
+        per_split.append(
+            [sorted(int(i) for r in ranks for mb in r[k] for i in mb) for k in range(steps)]
+        )
     assert all(len(s) == n // g for s in per_split)
     assert all(s == per_split[0] for s in per_split)
-    other = [shard_batches(n, seed, epoch, 0, 1, 8)[k].tolist() for k in range(2)]
+    assert per_split[0][3] == sorted(step_samples(n, seed, epoch, g, 3))
+    other = [shard_batches(n, seed, epoch, 0, 1, 8)[k][0].tolist() for k in range(2)]
     assert sorted(other[0] + other[1]) == per_split[0][0]  # G=8 is a different stepping
+    # without accumulation, rank r takes perm[r::world] in batches (DistributedSampler's
+    # order), so checkpoints of #17 resume onto the same samples
+    perm = epoch_permutation(n, seed, epoch)
+    assert shard_batches(n, seed, epoch, 1, 4, 4)[2][0].tolist() == perm[1::4][8:12].tolist()
 
 
 def test_changed_data_set_size_is_refused(tmp_path: Path) -> None:

@@ -164,15 +164,18 @@ def test_sigkill_at_random_steps_then_resume_is_bit_identical(
 
 
 def _launch(root: str) -> list[str]:
-    # 64 samples over 2 ranks of batch 8: 4 steps per epoch
+    # 64 samples, a global batch of 16 from 2 ranks x 2 accumulation rounds of 4: 4 steps per
+    # epoch; the first round of each step runs without DDP's gradient all-reduce (no_sync)
     args = tiny_args(
         root,
         "--synthetic-samples=64",
+        "--global-batch-size=16",
         "--checkpoint-every-steps=2",
         "--log-every-steps=1",
         "--no-tensorboard",
         steps=16,
     )
+    args = [a if a != "--batch-size=8" else "--batch-size=4" for a in args]
     launcher = [sys.executable, "-m", "trainer.launch", "--standalone", "--nproc-per-node=2"]
     return [*launcher, "-m", "trainer", *args]
 
@@ -215,4 +218,5 @@ def test_two_processes_killed_and_resumed_match_an_uninterrupted_run(tmp_path: P
     assert_same(load_final(ref), load_final(root), "final")
     state = load_state(root, 16)
     assert state["meta"]["world_size"] == 2 and len(state["rng"]) == 2
+    assert state["meta"]["accumulation"] == 2
     assert_same(load_state(ref, 16), state, "state")

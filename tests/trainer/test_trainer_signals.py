@@ -7,9 +7,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
+from killing import kill_tree
 from trainer_testlib import (
     REPO,
     checkpoint_steps,
@@ -28,18 +29,26 @@ def _start(cmd: list[str]) -> subprocess.Popen[str]:
     )
 
 
-def _wait_for(proc: subprocess.Popen[str], needle: str, timeout: float = 30) -> list[str]:
+#: an upper bound only, for a run that hangs or dies: the wait ends at the line it waits for.
+#: Starting torchrun and two workers that import torch took over 30 s at load average 16.
+TIMEOUT_S = 240.0
+
+
+def _wait_for(proc: subprocess.Popen[str], needle: str) -> list[str]:
+    """``proc``'s stderr lines up to the first that contains ``needle``. At the deadline the
+    process tree is killed, so a silent process ends the blocking read instead of hanging."""
     lines: list[str] = []
-    deadline = time.monotonic() + timeout
     assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        lines.append(line)
-        if needle in line:
-            return lines
-    raise AssertionError(f"{needle!r} not seen:\n{''.join(lines)}")
+    timer = threading.Timer(TIMEOUT_S, kill_tree, args=(proc.pid,))
+    timer.start()
+    try:
+        for line in iter(proc.stderr.readline, ""):
+            lines.append(line)
+            if needle in line:
+                return lines
+    finally:
+        timer.cancel()
+    raise AssertionError(f"{needle!r} not seen within {TIMEOUT_S:g} s:\n{''.join(lines)}")
 
 
 def test_sigterm_writes_checkpoint_exits_75_and_resume_continues(tmp_path: Path) -> None:
@@ -48,7 +57,7 @@ def test_sigterm_writes_checkpoint_exits_75_and_resume_continues(tmp_path: Path)
     proc = _start([sys.executable, "-m", "trainer", *args])
     head = _wait_for(proc, "step 5/200")
     proc.send_signal(signal.SIGTERM)
-    err = "".join(head) + proc.communicate(timeout=60)[1]
+    err = "".join(head) + proc.communicate(timeout=TIMEOUT_S)[1]
     assert proc.returncode == exit_codes.PREEMPTED == 75, err
     steps = checkpoint_steps(root)
     assert len(steps) == 1 and 5 <= steps[0] < 200, (steps, err)
@@ -75,7 +84,7 @@ def test_ddp_gloo_two_ranks_rank0_writes_one_checkpoint(tmp_path: Path) -> None:
     proc = _start(cmd)
     head = _wait_for(proc, "step 20/5000")
     proc.send_signal(signal.SIGTERM)  # to the launcher, as the kubelet does to PID 1
-    err = "".join(head) + proc.communicate(timeout=60)[1]
+    err = "".join(head) + proc.communicate(timeout=TIMEOUT_S)[1]
     assert proc.returncode == exit_codes.PREEMPTED, err
     assert "workers [75, 75] -> exit 75" in err
     steps = checkpoint_steps(root)

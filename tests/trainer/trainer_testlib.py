@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from typing import Any
@@ -131,3 +132,56 @@ def folder_args(uri: str, data: str, *extra: str, steps: int = 8, workers: int =
         f"--data-dir={data}",
         f"--workers={workers}",
     ]
+
+
+def gpt_args(uri: str, *extra: str, steps: int = 12, batch: int = 4) -> list[str]:
+    """A tiny GPT under FSDP: 2 layers of width 32, a vocabulary of 64, 16 tokens a sequence,
+    64 sequences; a global batch of 8 (8 steps per epoch) whatever the number of processes,
+    made up by accumulation rounds of ``batch``. Every step logged."""
+    return [
+        "--model=gpt",
+        "--vocab-size=64",
+        "--seq-len=16",
+        "--gpt-layers=2",
+        "--gpt-dim=32",
+        "--gpt-heads=2",
+        "--synthetic-samples=64",
+        f"--batch-size={batch}",
+        "--global-batch-size=8",
+        "--sharding=fsdp",
+        "--workers=0",
+        "--device=cpu",
+        "--deterministic",
+        "--log-every-steps=1",
+        f"--max-steps={steps}",
+        f"--checkpoint-uri={uri}",
+        *extra,
+    ]
+
+
+def launch_cmd(*args: str, nproc: int = 2) -> list[str]:
+    """``trainer.launch`` (torchrun keeping exit codes) of ``nproc`` CPU processes (gloo)."""
+    launcher = [sys.executable, "-m", "trainer.launch", "--standalone", f"--nproc-per-node={nproc}"]
+    return [*launcher, "-m", "trainer", *args]
+
+
+def load_sharded(root: str, step: int, scratch: str) -> dict[str, Any]:
+    """A sharded checkpoint as one dict, read without a process group: DCP's shards merged
+    (``dcp_to_torch_save``) and ``trainer.pt``."""
+    from torch.distributed.checkpoint.format_utils import dcp_to_torch_save
+
+    folder = os.path.join(root, "checkpoints", f"step_{step:09d}")
+    out = os.path.join(scratch, f"merged-{abs(hash(folder))}.pt")
+    dcp_to_torch_save(folder, out)
+    merged = torch.load(out, weights_only=True)
+    trainer_state = torch.load(os.path.join(folder, "trainer.pt"), weights_only=True)
+    return {"dcp": merged, "trainer": trainer_state}
+
+
+_LOSS_LINE = re.compile(r"\bstep (\d+)/\d+ epoch \d+ loss ([\d.]+) ")
+
+
+def logged_losses(log: str) -> dict[int, float]:
+    """The logged loss of each step, the last time it was logged (every rank logs the loss of
+    the whole global batch, so any rank's line will do)."""
+    return {int(m[1]): float(m[2]) for m in _LOSS_LINE.finditer(log)}

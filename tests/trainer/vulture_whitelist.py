@@ -9,3 +9,4 @@ torch.backends.cudnn.benchmark
 frame  # a signal handler's required parameter
 worker_id  # a DataLoader worker_init_fn's required parameter
 METHOD  # botocore's name for a credential provider
+tell  # DCP asks its write streams for their position (trainer.sharded.HashingStream)

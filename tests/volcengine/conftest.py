@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpuinfra.engine import Plan, RecordedResource
-from tests.conftest import build
+from tests.conftest import build, flat_if_pool_keys
 
 STACK = "volcengine-dev"
 PREFIX = f"gpuinfra-{STACK}"
@@ -28,7 +28,8 @@ POLICY = T + "iam/policy:Policy"
 
 
 def build_ve(overrides: dict[str, object] | None = None) -> Plan:
-    return build(STACK, overrides)
+    """The dev stack; with a flat per-pool key overridden, its single-pool form (pool `gpu`)."""
+    return build(STACK, flat_if_pool_keys(STACK, overrides))
 
 
 @pytest.fixture(scope="session")

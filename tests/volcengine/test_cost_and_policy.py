@@ -33,8 +33,8 @@ def test_cost_has_a_line_per_billable_type_and_guesses_no_price(ve_plan: Plan) -
     lines = {line.type: line for line in report.lines}
     assert set(lines) == {CLUSTER, NODE_POOL, NAT, EIP, BUCKET}
     pools = [line for line in report.lines if line.type == NODE_POOL]
-    gpu = next(line for line in pools if line.resource == f"{PREFIX}-gpu-pool")
-    assert "GPU pool 0/0/2" in gpu.what and "(spot)" in gpu.what
+    gpu = next(line for line in pools if line.resource == f"{PREFIX}-spot-pool")
+    assert "GPU pool spot 0/0/2" in gpu.what and "(spot)" in gpu.what
     assert all(line.monthly is None and line.note for line in report.lines)
     assert report.unpriced["monthly"] == len(report.lines)
     price = gpu_hour_price(from_plan(ve_plan, "volcengine"), report.assumptions)
@@ -71,7 +71,7 @@ def _set(path: str, value: Any) -> Any:
         (bucket_versioned, BUCKET, None, _set("enableVersionStatus", "Suspended")),
         (bucket_private, BUCKET, None, _set("aclGrant.acl", "public-read")),
         (bucket_encrypted, BUCKET_ENCRYPTION, None, _set("name", "another-bucket")),
-        (gpu_pool_tainted, NODE_POOL, f"{PREFIX}-gpu-pool", _set("kubernetesConfig.taints", [])),
+        (gpu_pool_tainted, NODE_POOL, f"{PREFIX}-spot-pool", _set("kubernetesConfig.taints", [])),
         (
             no_world_open_admin_ports,
             SECURITY_GROUP,

@@ -191,3 +191,20 @@ def test_aws_public_workstation_keeps_its_address(ws_plans: dict[str, Plan]) -> 
     assert plan.outputs["workstationAddress"].startswith("ec2-198-51-")
     private = build_ws("aws", {"workstationSubnet": "private"})
     assert not [r for r in private.of_type("aws:ec2/eip:Eip") if "workstation" in r.name]
+
+
+def test_the_type_picker_takes_a_named_gpu_pools_type() -> None:
+    """`workstationGpuPool` picks that pool's type (dev: `large` is g5.12xlarge); a name of
+    no pool, or a pool next to an explicit type, is refused naming the key."""
+    from components.settings import SettingsError
+
+    plan = build_ws("aws", {"workstationGpuPool": "large"})
+    assert instance(plan, "aws").inputs["instanceType"] == "g5.12xlarge"
+    with pytest.raises(SettingsError) as caught:
+        build_ws("aws", {"workstationGpuPool": "huge"})
+    [problem] = [str(p) for p in caught.value.problems]
+    assert problem.startswith('gpuinfra:workstationGpuPool = "huge"')
+    assert "small (g5.xlarge), large (g5.12xlarge)" in problem
+    with pytest.raises(SettingsError) as caught:
+        build_ws("aws", {"workstationGpuPool": "large", "workstationInstanceType": "g5.xlarge"})
+    assert [p.key for p in caught.value.problems] == ["gpuinfra:workstationGpuPool"]

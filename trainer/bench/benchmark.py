@@ -8,8 +8,12 @@ TrainingJob's default checkpointing, async every 600 s) next to a bare PyTorch l
 model, batch and precision, as a ratio (target >= 0.95); the step-time overhead of checkpoints
 every N steps, asynchronous and synchronous, and what it comes to at the default interval;
 synchronous save/load of resnet18 + AdamW state; the blocking time of an asynchronous
-checkpoint (first call allocates the staging buffers, later calls reuse them); and the
-emergency checkpoint on SIGTERM of a real ``python -m trainer`` process.
+checkpoint (first call allocates the staging buffers, later calls reuse them); the
+emergency checkpoint on SIGTERM of a real ``python -m trainer`` process; and, for a GPT of
+``--gpt-size``, asynchronous checkpoints in the sharded format (DCP ``async_save`` with reused
+staging buffers) against the single-file format: the time the loop is blocked, the background
+write, the step time while it runs, and a synchronous checkpoint of the same state
+(``--formats-only`` runs just that part).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import torch
 
 from trainer import exit_codes
 from trainer.bench.common import (
+    AsyncCost,
+    async_checkpoint_cost,
     compare_loops,
     make_trainer,
     save_overhead,
@@ -41,6 +47,73 @@ from trainer.storage import LocalStorage
 
 #: the TrainingJob's and the image's default: --checkpoint-every-seconds=600 --async-checkpoint
 DEFAULT_INTERVAL_S = 600.0
+#: GPT sizes for the format comparison: (layers, width, heads, vocabulary, sequence, batch)
+GPT_SIZES = {
+    "tiny": (2, 64, 2, 512, 32, 2),  # 0.17 M parameters: rehearsals of the code path
+    "cpu": (4, 256, 4, 8192, 64, 4),  # 7.4 M parameters, 89 MB with AdamW
+    "1b": (20, 2048, 16, 32000, 1024, 4),  # 1.14 B parameters, 13.7 GB with AdamW
+}
+#: shared/reference/gpu-anchor-h200.md: DCP async_save of a 1.0 B model + AdamW, one H200
+REFERENCE_DCP_BLOCKING_S = 8.4
+REFERENCE_DCP_STEP_OVERHEAD = 0.0026
+
+
+def gpt_size_args(size: str) -> list[str]:
+    layers, dim, heads, vocab, seq, batch = GPT_SIZES[size]
+    return [
+        "--model=gpt",
+        f"--gpt-layers={layers}",
+        f"--gpt-dim={dim}",
+        f"--gpt-heads={heads}",
+        f"--vocab-size={vocab}",
+        f"--seq-len={seq}",
+        f"--batch-size={batch}",
+        f"--synthetic-samples={4 * batch}",
+    ]
+
+
+def format_rows(costs: list[AsyncCost], interval_s: float) -> list[tuple[str, str, str]]:
+    """Table rows comparing asynchronous checkpoints of each format."""
+    rows: list[tuple[str, str, str]] = []
+    c0 = costs[0]
+    rows.append(
+        (
+            f"GPT {c0.params / 1e6:,.1f} M params + AdamW checkpoint",
+            f"{c0.checkpoint_mb:,.0f} MB",
+            f"step time {c0.base_step_s:.3f} s with no write in flight",
+        )
+    )
+    for c in costs:
+        name = {"file": "file format (torch.save)", "dcp": "DCP async_save"}[c.fmt]
+        rows.append((f"{name}: blocking, first call", f"{c.blocking_s[0]:.3f} s", "allocates"))
+        rows.append(
+            (f"{name}: blocking, reused buffers", f"{c.reused_blocking_s:.3f} s", "the loop waits")
+        )
+        rows.append((f"{name}: background write", f"{max(c.write_s):.2f} s", "+ sha256, manifest"))
+        if c.sync_s:
+            rows.append(
+                (
+                    f"{name}: synchronous checkpoint",
+                    f"{min(c.sync_s):.3f} s",
+                    f"the loop waits for the whole write ({c.reused_blocking_s / min(c.sync_s):.0%}"
+                    " of it when asynchronous)",
+                )
+            )
+        rows.append(
+            (
+                f"{name}: step time during the write",
+                f"{c.overhead_during:+.1%}",
+                f"{c.during_step_s:.3f} s over {c.steps_during} steps",
+            )
+        )
+        rows.append(
+            (
+                f"{name}: one checkpoint every {interval_s:g} s",
+                f"{c.share_at(interval_s):.3%}",
+                "of the training time",
+            )
+        )
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,12 +128,26 @@ def main(argv: list[str] | None = None) -> int:
         "a busy core make every figure noisy; 0 keeps torch's default)",
     )
     p.add_argument("--json", help="also write the figures to this JSON file")
+    p.add_argument(
+        "--gpt-size",
+        choices=sorted(GPT_SIZES),
+        default="cpu",
+        help="GPT of the format comparison (1b: 1.14 B parameters, for a GPU)",
+    )
+    p.add_argument("--formats-only", action="store_true", help="only the file-vs-DCP comparison")
     a = p.parse_args(argv)
     if a.threads > 0:
         torch.set_num_threads(a.threads)
     dev = ["--device", "cuda" if a.device == "cuda" else a.device]
     figures: dict[str, float] = {}
     rows: list[tuple[str, str, str]] = []
+    if a.formats_only:
+        rows += compare_formats(a.gpt_size, dev, a.device, figures)
+        print(table(rows, f"trainer benchmark (formats) - torch {torch.__version__}"))
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(figures, f, indent=1)
+        return 0
 
     # 1. the trainer's loop next to a bare loop, with the TrainingJob's default checkpointing
     default_ckpt = [f"--checkpoint-every-seconds={DEFAULT_INTERVAL_S:g}", "--async-checkpoint"]
@@ -184,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
 
+    # 6. asynchronous checkpoints of a GPT: DCP (sharded format) against the file format
+    rows += compare_formats(a.gpt_size, dev, a.device, figures)
+
     print(
         table(
             rows,
@@ -198,6 +288,29 @@ def main(argv: list[str] | None = None) -> int:
         print("SIGTERM run failed:\n" + r.log[-3000:], file=sys.stderr)
         return 1
     return 0
+
+
+def compare_formats(
+    size: str, dev: list[str], device: str, figures: dict[str, float]
+) -> list[tuple[str, str, str]]:
+    """Asynchronous checkpoints of the same GPT (one process, no FSDP) in each format."""
+    args = [*gpt_size_args(size), *dev]
+    costs = []
+    for fmt in ("file", "dcp"):
+        c = async_checkpoint_cost(args, device, fmt, warmup=2, base_steps=5, sync_saves=1)
+        costs.append(c)
+        figures.update(
+            {
+                f"{fmt}_sync_save_s": min(c.sync_s),
+                f"{fmt}_blocking_first_s": c.blocking_s[0],
+                f"{fmt}_blocking_reused_s": c.reused_blocking_s,
+                f"{fmt}_write_s": max(c.write_s),
+                f"{fmt}_step_overhead_during_write": c.overhead_during,
+                f"{fmt}_share_at_default_interval": c.share_at(DEFAULT_INTERVAL_S),
+            }
+        )
+    figures.update(gpt_params=costs[0].params, gpt_checkpoint_mb=costs[0].checkpoint_mb)
+    return format_rows(costs, DEFAULT_INTERVAL_S)
 
 
 if __name__ == "__main__":

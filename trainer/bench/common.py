@@ -24,7 +24,7 @@ if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
 from trainer.config import parse_args  # noqa: E402
-from trainer.distributed import DistContext  # noqa: E402
+from trainer.distributed import DistContext, init_distributed  # noqa: E402
 from trainer.models import build_model  # noqa: E402
 from trainer.train import Trainer  # noqa: E402
 
@@ -43,40 +43,47 @@ def sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+_GROUP_OF_ONE: dict[str, DistContext] = {}
+
+
 def make_trainer(args: list[str], device: str = "auto", tensorboard: bool = False) -> Trainer:
-    """A Trainer of this process (no process group), its checkpoints in a temporary folder."""
+    """A Trainer of this process, its checkpoints in a temporary folder. Sharded checkpoints
+    and FSDP get a process group of one, formed once per benchmark process, as ``run`` does."""
     tb = [] if tensorboard else ["--no-tensorboard"]
     cfg = parse_args([*args, f"--checkpoint-uri={scratch('trainer-')}", *tb])
     dev = torch.device("cuda" if device != "cpu" and torch.cuda.is_available() else "cpu")
     if dev.type == "cuda":
         torch.cuda.set_device(0)
         dev = torch.device("cuda", 0)
+    if cfg.sharding == "fsdp" or cfg.checkpoint_format == "dcp":
+        if dev.type not in _GROUP_OF_ONE:
+            _GROUP_OF_ONE[dev.type] = init_distributed(dev.type, group_of_one=True)
+        return Trainer(cfg, _GROUP_OF_ONE[dev.type])
     return Trainer(cfg, DistContext(device=dev))
 
 
-def _device_batches(trainer: Trainer) -> list[tuple[torch.Tensor, torch.Tensor]]:
-    """The first epoch's batches of the trainer's data, on its device, in its memory format."""
-    batches = []
-    for x, y in trainer.data.batches(0, 0):
-        if trainer.recipe.channels_last:
-            x = x.contiguous(memory_format=torch.channels_last)
-        batches.append((x, y))
-    return batches
+def _device_steps(trainer: Trainer) -> list[list[tuple[torch.Tensor, torch.Tensor]]]:
+    """The first epoch's steps (micro-batches) of the trainer's data, on its device, in its
+    memory format."""
+    steps = []
+    for micro in trainer.data.steps(0, 0):
+        steps.append([trainer._to_device(x, y) for x, y in micro])
+    return steps
 
 
 def throughput(trainer: Trainer, steps: int, warmup: int) -> tuple[float, float]:
-    """(images/s, last loss) of the trainer's own train_step on its synthetic batches."""
-    batches = _device_batches(trainer)
+    """(samples/s, last loss) of the trainer's own train_step on its synthetic batches."""
+    batches = _device_steps(trainer)
     loss = torch.zeros(())
     for i in range(warmup):
-        loss = trainer.train_step(*batches[i % len(batches)])
+        loss = trainer.train_step(batches[i % len(batches)])
     sync(trainer.device)
     t0 = time.perf_counter()
     for i in range(steps):
-        loss = trainer.train_step(*batches[i % len(batches)])
+        loss = trainer.train_step(batches[i % len(batches)])
     sync(trainer.device)
     dt = time.perf_counter() - t0
-    return steps * batches[0][0].shape[0] / dt, float(loss)
+    return steps * trainer.data.global_batch / dt, float(loss)
 
 
 def bare_loop(trainer: Trainer, steps: int, warmup: int) -> float:
@@ -89,7 +96,8 @@ def bare_loop(trainer: Trainer, steps: int, warmup: int) -> float:
     cfg, dev, recipe, data = trainer.cfg, trainer.device, trainer.recipe, trainer.data
     torch.manual_seed(cfg.seed)
     mf = torch.channels_last if recipe.channels_last else torch.contiguous_format
-    model = build_model(cfg.model, data.channels, data.image_size, data.num_classes)
+    arch = data.arch
+    model = build_model(cfg.model, arch["channels"], arch["image_size"], arch["num_classes"])
     model = model.to(dev, memory_format=mf)  # type: ignore[call-overload]
     opt: torch.optim.Optimizer
     if cfg.optimizer == "adamw":
@@ -103,7 +111,7 @@ def bare_loop(trainer: Trainer, steps: int, warmup: int) -> float:
         )
     scaler = torch.amp.GradScaler(dev.type, enabled=recipe.precision == "fp16")
     amp = recipe.amp_dtype
-    batches = _device_batches(trainer)
+    batches = [micro[0] for micro in _device_steps(trainer)]
 
     def one_step(x: torch.Tensor, y: torch.Tensor) -> None:
         opt.zero_grad(set_to_none=True)
@@ -166,7 +174,7 @@ def trainer_loop(
         raise RuntimeError(f"trainer loop ended with {code} at step {tr.step}")
     dt = marks[end] - marks[warmup]
     inside = [s for s in started if warmup <= s < end]
-    images = steps * tr.cfg.batch_size * tr.ctx.world
+    images = steps * tr.data.global_batch
     return LoopResult(images / dt, dt / steps, len(inside))
 
 
@@ -238,6 +246,106 @@ def save_overhead(
             if mode != "none":
                 count = res.checkpoints
     return SaveOverhead(every, {m: statistics.median(v) for m, v in times.items()}, count)
+
+
+@dataclass
+class AsyncCost:
+    """What asynchronous checkpoints of one format cost a training loop (one process)."""
+
+    fmt: str
+    params: int
+    checkpoint_mb: float
+    blocking_s: list[float]  # each checkpoint; the first allocates the staging buffers
+    write_s: list[float]  # from the call until the background write had finished
+    base_step_s: float  # median step time with no checkpoint in flight
+    during_step_s: float  # median step time while a background write was in flight
+    steps_during: int
+    sync_s: list[float] = field(default_factory=list)  # synchronous checkpoints, if asked for
+
+    @property
+    def reused_blocking_s(self) -> float:
+        return min(self.blocking_s[1:] or self.blocking_s)
+
+    @property
+    def overhead_during(self) -> float:
+        """Extra step time while a write is in flight, as a fraction."""
+        return self.during_step_s / self.base_step_s - 1.0
+
+    def share_at(self, interval_s: float) -> float:
+        """The cost of one checkpoint (blocking with reused buffers, plus the slower steps
+        while it is written) as a share of ``interval_s`` of training."""
+        writes = max(len(self.write_s), 1)
+        slower = self.steps_during / writes * max(self.during_step_s - self.base_step_s, 0.0)
+        return (self.reused_blocking_s + slower) / interval_s
+
+
+def async_checkpoint_cost(
+    args: list[str],
+    device: str,
+    fmt: str,
+    warmup: int,
+    base_steps: int,
+    writes: int = 2,
+    sync_saves: int = 0,
+) -> AsyncCost:
+    """Train with the trainer's own ``train_step`` and ``checkpoint`` (asynchronous, format
+    ``fmt``: ``file`` or ``dcp``): the step time without a checkpoint in flight, then
+    ``writes`` checkpoints, each followed by steps until its background write has finished.
+    Every step is timed to the device's completion. Then ``sync_saves`` synchronous
+    checkpoints of the same state (what the loop would wait for without ``--async-checkpoint``:
+    write, fsync, digests, manifest)."""
+    # keep-last 1: a 1 B-parameter checkpoint with AdamW is 13.7 GB on disk
+    fmt_args = [f"--checkpoint-format={fmt}", "--async-checkpoint", "--keep-last=1"]
+    tr = make_trainer([*args, *fmt_args], device)
+    assert tr.async_ckpt is not None
+    batches = _device_steps(tr)
+    i = 0
+
+    def one_step() -> float:
+        nonlocal i
+        t0 = time.perf_counter()
+        tr.train_step(batches[i % len(batches)])
+        sync(tr.device)
+        i += 1
+        return time.perf_counter() - t0
+
+    for _ in range(warmup):
+        one_step()
+    base = statistics.median(one_step() for _ in range(base_steps))
+    blocking: list[float] = []
+    written: list[float] = []
+    during: list[float] = []
+    size = 0
+    for n in range(writes):
+        tr.step = 1000 + n
+        sync(tr.device)
+        t0 = time.perf_counter()
+        blocking.append(tr.checkpoint("periodic", sync=False))
+        while tr.async_ckpt.busy():
+            during.append(one_step())
+        result = tr.async_ckpt.wait()
+        written.append(time.perf_counter() - t0)
+        size = result.bytes if result is not None else size
+    synced: list[float] = []
+    for n in range(sync_saves):
+        tr.step = 2000 + n
+        sync(tr.device)
+        synced.append(tr.checkpoint("periodic", sync=True))
+    params = sum(p.numel() for p in tr.model.parameters())
+    if tr.sharded is not None:
+        tr.sharded.close()
+    shutil.rmtree(tr.cfg.checkpoint_uri, ignore_errors=True)
+    return AsyncCost(
+        fmt=fmt,
+        params=params,
+        checkpoint_mb=size / 1e6,
+        blocking_s=blocking,
+        write_s=written,
+        base_step_s=base,
+        during_step_s=statistics.median(during) if during else base,
+        steps_during=len(during),
+        sync_s=synced,
+    )
 
 
 def env_for_subprocess() -> dict[str, str]:

@@ -1,7 +1,8 @@
 """One-shot check of the trainer on a GPU machine (torch + stdlib only; no network needed).
 
 Run through ``bash trainer/bench/gpu_check.sh`` from the repository root. ``GPU_CHECK_CPU=1``
-rehearses every step on the CPU with tiny sizes. Exits 1 if any check fails.
+rehearses every step on the CPU with tiny sizes. ``GPU_CHECK_ONLY=fsdp,formats`` runs only the
+named steps (names in :data:`STEPS`). Exits 1 if any check fails.
 """
 
 from __future__ import annotations
@@ -24,8 +25,15 @@ if __package__ in (None, ""):
 import torch
 
 from trainer import exit_codes
+from trainer.bench.benchmark import (
+    REFERENCE_DCP_BLOCKING_S,
+    REFERENCE_DCP_STEP_OVERHEAD,
+    format_rows,
+    gpt_size_args,
+)
 from trainer.bench.common import (
     REPO,
+    async_checkpoint_cost,
     compare_loops,
     env_for_subprocess,
     make_trainer,
@@ -46,6 +54,8 @@ GRACE_PERIOD_S = 120.0
 #: the TrainingJob's and the image's default: --checkpoint-every-seconds=600 --async-checkpoint
 DEFAULT_INTERVAL_S = 600.0
 
+ONLY = {name for name in os.environ.get("GPU_CHECK_ONLY", "").split(",") if name}
+
 if CPU:
     DEV = "cpu"
     # one thread: on a shared machine, OpenMP threads spinning for a busy core slow it many-fold
@@ -55,12 +65,26 @@ if CPU:
     BENCH = dict(batch=8, samples=16, warmup=1, steps=2)
     LOOP = dict(steps=4, warmup=1, rounds=2, every=2)
     SIG = dict(batch=4, samples=8, every=2, after=3)
+    GPT_SIZE = "tiny"
 else:
     DEV = "cuda"
     R50 = ["--model=resnet50"]
     BENCH = dict(batch=256, samples=512, warmup=5, steps=15)
     LOOP = dict(steps=30, warmup=5, rounds=2, every=10)
     SIG = dict(batch=128, samples=256, every=10, after=15)
+    GPT_SIZE = "1b"
+#: a small GPT for the FSDP runs (the 1B one is for the checkpoint costs)
+SMALL_GPT = [
+    "--model=gpt",
+    "--gpt-layers=2",
+    "--gpt-dim=128",
+    "--gpt-heads=2",
+    "--vocab-size=1024",
+    "--seq-len=64",
+    "--synthetic-samples=64",
+    "--batch-size=4",
+    "--global-batch-size=8",
+]
 
 results: dict[str, Any] = {"mode": "cpu-rehearsal" if CPU else "gpu", "checks": []}
 rows: list[tuple[str, str, str]] = []
@@ -373,15 +397,157 @@ def ddp() -> None:
         print(log[-4000:])
 
 
+def fsdp_on_the_device() -> None:
+    """FSDP (a process group of one on this device), the default recipe through FSDP's
+    mixed-precision policy, async DCP checkpoints with pinned staging; SIGTERM, then resume."""
+    uri = scratch("gpucheck-fsdp-")
+    args = [
+        *SMALL_GPT,
+        "--sharding=fsdp",
+        "--max-steps=100000",
+        "--log-every-steps=1",
+        "--checkpoint-every-steps=4",
+        "--async-checkpoint",
+        f"--device={DEV}",
+    ]
+    r = sigterm_run(args, uri, after_step=6, timeout=150)
+    ok = check(
+        "FSDP: SIGTERM exit code 75", r.returncode == exit_codes.PREEMPTED, str(r.returncode)
+    )
+    ok &= check(
+        "FSDP: sharded emergency checkpoint",
+        r.step is not None and r.manifest.get("format") == 2 and r.step in r.checkpoint_steps,
+        f"step {r.step}, files {sorted(r.manifest.get('files', {}))}",
+    )
+    if not ok or r.step is None:
+        print(r.log[-4000:])
+        return
+    cmd = [sys.executable, "-m", "trainer", *args, f"--checkpoint-uri={uri}"]
+    cmd = [c for c in cmd if not c.startswith("--max-steps")] + [f"--max-steps={r.step + 4}"]
+    proc = subprocess.run(
+        cmd, cwd=REPO, env=env_for_subprocess(), capture_output=True, text=True, timeout=150
+    )
+    resumed = f"resumed from checkpoint step {r.step} " in proc.stderr
+    check("FSDP: resume exit 0 from the sharded checkpoint", proc.returncode == 0 and resumed)
+    final = os.path.join(uri, "final", "model.pt")
+    plain = os.path.exists(final) and all(
+        type(t) is torch.Tensor for t in torch.load(final, weights_only=True).values()
+    )
+    check("FSDP: final/model.pt holds plain tensors", plain, final)
+    rows.append(("FSDP (1 process) SIGTERM -> sharded checkpoint", f"{r.emergency_s} s", ""))
+    if proc.returncode != 0:
+        print(proc.stderr[-4000:])
+
+
+def checkpoint_formats() -> None:
+    """Asynchronous checkpoints of a 1.14 B-parameter GPT + AdamW: DCP ``async_save`` with
+    reused pinned staging buffers against the file format, both in the trainer's loop."""
+    args = [*gpt_size_args(GPT_SIZE), f"--device={DEV}"]
+    costs = []
+    for fmt in ("file", "dcp"):
+        # no synchronous save here (the CPU benchmark has one): 13.7 GB more per format would
+        # not fit the check's time limit; the reference measured torch.save at 19.4 s
+        c = async_checkpoint_cost(args, DEV, fmt, warmup=3, base_steps=10)
+        costs.append(c)
+        free()
+    results["formats"] = {
+        c.fmt: dict(
+            params=c.params,
+            checkpoint_mb=c.checkpoint_mb,
+            blocking_s=c.blocking_s,
+            write_s=c.write_s,
+            base_step_s=c.base_step_s,
+            during_step_s=c.during_step_s,
+            steps_during=c.steps_during,
+            share_at_default_interval=c.share_at(DEFAULT_INTERVAL_S),
+        )
+        for c in costs
+    }
+    rows.extend(format_rows(costs, DEFAULT_INTERVAL_S))
+    rows.append(
+        (
+            "reference: DCP async_save, H200, 1.0 B + AdamW",
+            f"{REFERENCE_DCP_BLOCKING_S:.1f} s",
+            f"blocking (first call, no reuse); {REFERENCE_DCP_STEP_OVERHEAD:+.2%} step time",
+        )
+    )
+    dcp = costs[1]
+    if CPU:
+        check("format comparison measured", all(c.blocking_s and c.write_s for c in costs))
+        return
+    check("model of at least 1 B parameters", dcp.params >= 1e9, f"{dcp.params / 1e9:.2f} B")
+    check(
+        "DCP blocking with reused buffers below the reference",
+        dcp.reused_blocking_s < REFERENCE_DCP_BLOCKING_S,
+        f"{dcp.reused_blocking_s:.2f} s (reference {REFERENCE_DCP_BLOCKING_S} s)",
+    )
+    for c in costs:
+        check(
+            f"{c.fmt}: async checkpoint every {DEFAULT_INTERVAL_S:g} s < 2% of the time",
+            c.share_at(DEFAULT_INTERVAL_S) < 0.02,
+            f"{c.share_at(DEFAULT_INTERVAL_S):.3%}",
+        )
+
+
+def fsdp_two_ranks() -> None:
+    """2-rank FSDP with sharded checkpoints: nccl on 2 GPUs, else gloo on 2 CPU processes."""
+    uri = scratch("gpucheck-fsdp2-")
+    gpus = torch.cuda.device_count() if not CPU else 0
+    device, backend = ("cuda", "nccl") if gpus >= 2 else ("cpu", "gloo")
+    cmd = [
+        sys.executable,
+        "-m",
+        "trainer.launch",
+        "--standalone",
+        "--nproc-per-node=2",
+        "-m",
+        "trainer",
+        *SMALL_GPT,
+        "--sharding=fsdp",
+        "--max-steps=6",
+        "--checkpoint-every-steps=4",
+        "--log-every-steps=2",
+        f"--device={device}",
+        f"--checkpoint-uri={uri}",
+    ]
+    proc = subprocess.run(
+        cmd, cwd=REPO, env=env_for_subprocess(), capture_output=True, text=True, timeout=150
+    )
+    shards = os.path.join(uri, "checkpoints", "step_000000006")
+    both = all(os.path.exists(os.path.join(shards, f"__{r}_0.distcp")) for r in (0, 1))
+    check(
+        f"2-rank FSDP ({backend}), each rank writes its shard",
+        proc.returncode == 0 and both,
+        f"exit {proc.returncode}",
+    )
+    rows.append((f"2-rank FSDP ({backend})", "ok" if proc.returncode == 0 else "FAIL", ""))
+    if proc.returncode != 0:
+        print(proc.stderr[-4000:])
+
+
+STEPS: dict[str, tuple[str, Callable[[], None]]] = {
+    "environment": ("environment", environment),
+    "recipe": ("default recipe", default_recipe),
+    "throughput": ("ResNet-50 throughput", throughputs),
+    "loop": ("trainer loop vs bare loop, checkpoint overhead", trainer_vs_bare_loop),
+    "checkpoint": ("checkpoint save/load and async blocking", checkpoint_costs),
+    "sigterm": ("SIGTERM mid-run, emergency checkpoint, resume", sigterm_and_resume),
+    "ddp": ("DDP", ddp),
+    "fsdp": ("FSDP on the device, sharded checkpoints, SIGTERM, resume", fsdp_on_the_device),
+    "formats": ("1B model: async checkpoint, DCP vs file format", checkpoint_formats),
+    "fsdp2": ("2-rank FSDP", fsdp_two_ranks),
+}
+
+
 def main() -> int:
     t0 = time.perf_counter()
-    step("environment", environment)
-    step("default recipe", default_recipe)
-    step("ResNet-50 throughput", throughputs)
-    step("trainer loop vs bare loop, checkpoint overhead", trainer_vs_bare_loop)
-    step("checkpoint save/load and async blocking", checkpoint_costs)
-    step("SIGTERM mid-run, emergency checkpoint, resume", sigterm_and_resume)
-    step("DDP", ddp)
+    unknown = ONLY - set(STEPS)
+    if unknown:
+        print(f"GPU_CHECK_ONLY: unknown step(s) {sorted(unknown)}; steps: {', '.join(STEPS)}")
+        return 1
+    for name, (title, fn) in STEPS.items():
+        if not ONLY or name in ONLY or name == "environment":
+            step(title, fn)
     results["seconds"] = time.perf_counter() - t0
     print()
     print(table(rows, f"gpu_check ({results['mode']}) - torch {torch.__version__}"))

@@ -8,32 +8,21 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import cast
-
-from components import catalog
 
 from ..model import (
     AccessSettings,
     AlicloudSettings,
     ClusterSettings,
-    GpuPoolSettings,
     NetworkSettings,
-    SpotStrategy,
 )
 from ..reader import ConfigReader
 from .rules import CloudRules
-
-SPOT_STRATEGIES: tuple[SpotStrategy, ...] = ("SpotAsPriceGo", "SpotWithPriceLimit")
-"""ECS spot strategies of a node pool (`gpuPoolCapacityType: onDemand` means `NoSpot`)."""
 
 POD_CIDR = "172.20.0.0/16"
 """Flannel pod network; must not overlap the VPC (ACK refuses an overlap at creation)."""
 SERVICE_CIDR = "172.21.0.0/20"
 """Kubernetes Service network; must not overlap the VPC or the pod network."""
 
-MAX_SYSTEM_DISK_GB = 2048
-"""ECS system disks (ESSD PL1, the provider's default level) take 20 to 2048 GiB (ECS
-RunInstances, `SystemDisk.Size`)."""
 SLS_MAX_TTL_DAYS = 3650
 """ACK sends control-plane logs to Simple Log Service, whose log stores keep 1 to 3650 days."""
 
@@ -50,7 +39,6 @@ patch must not upgrade a running cluster on an unrelated `pulumi up` (see README
 
 _ACK_VERSION = re.compile(r"^1\.(\d+)\.\d+-aliyun\.\d+$")
 _DRIVER_VERSION = re.compile(r"^\d{3}\.\d{1,3}(\.\d{1,3})?$")
-_PRICE = re.compile(r"^\d+(\.\d+)?$")
 
 
 def oss_bucket_name_problem(name: str) -> str | None:
@@ -88,13 +76,9 @@ def parse_alicloud(
     cluster: ClusterSettings,
     network: NetworkSettings,
     access: AccessSettings,
-    gpu_pool: GpuPoolSettings | None,
 ) -> AlicloudSettings:
-    """Read the Alibaba-only keys and check generic keys against ACK/ECS/OSS limits."""
-    spot = gpu_pool is None or gpu_pool.capacity_type == "spot"
-    strategy = cast(SpotStrategy, r.one_of("gpuPoolSpotStrategy", SPOT_STRATEGIES))
-    price = _spot_price(r, strategy if spot else None)
-    extra = _extra_instance_types(r, gpu_pool)
+    """Read the Alibaba-only keys and check generic keys against ACK/ECS/OSS limits (a GPU
+    pool's own Alibaba fields are read with the pool: components/settings/gpu_pools.py)."""
     driver = r.string("gpuDriverVersion")
     if driver and not _DRIVER_VERSION.match(driver):
         r.problem(
@@ -132,18 +116,8 @@ def parse_alicloud(
             f"on Alibaba Cloud control-plane logs go to Simple Log Service: 1 to "
             f"{SLS_MAX_TTL_DAYS} days",
         )
-    if gpu_pool is not None and gpu_pool.disk_size_gb > MAX_SYSTEM_DISK_GB:
-        r.problem(
-            "gpuPoolDiskSizeGb",
-            gpu_pool.disk_size_gb,
-            f"an ECS system disk holds at most {MAX_SYSTEM_DISK_GB} GiB",
-        )
     ack_version = _ack_version(r, cluster.kubernetes_version)
     return AlicloudSettings(
-        spot_strategy=strategy if spot else "NoSpot",
-        spot_price_limit=price,
-        extra_instance_types=extra,
-        on_demand_fallback=r.boolean("gpuPoolOnDemandFallback"),
         driver_version=driver or None,
         pod_cidr=POD_CIDR,
         service_cidr=SERVICE_CIDR,
@@ -181,85 +155,6 @@ def _ack_version(r: ConfigReader, minor: str) -> str:
             'minor at a time, see README "Upgrading ACK")',
         )
     return given
-
-
-def _spot_price(r: ConfigReader, strategy: str | None) -> str | None:
-    """`strategy` is None for an on-demand pool."""
-    price = r.string("gpuPoolSpotMaxPrice")
-    if strategy == "SpotWithPriceLimit":
-        if not price:
-            r.problem(
-                "gpuPoolSpotMaxPrice",
-                None,
-                "required with gpuPoolSpotStrategy SpotWithPriceLimit: the most to pay per "
-                "instance-hour in the account's billing currency, e.g. 2.5",
-            )
-            return None
-    elif price:
-        why = (
-            "gpuPoolCapacityType is onDemand"
-            if strategy is None
-            else f"gpuPoolSpotStrategy is {strategy}"
-        )
-        r.problem(
-            "gpuPoolSpotMaxPrice",
-            price,
-            f"only valid with gpuPoolSpotStrategy SpotWithPriceLimit ({why}); remove it or set "
-            "gpuPoolSpotStrategy to SpotWithPriceLimit",
-        )
-        return None
-    if not price:
-        return None
-    if not _PRICE.match(price) or float(price) <= 0:
-        r.problem(
-            "gpuPoolSpotMaxPrice",
-            price,
-            "must be a positive decimal price per instance-hour, e.g. 2.5",
-        )
-        return None
-    return price
-
-
-def _extra_instance_types(r: ConfigReader, gpu_pool: GpuPoolSettings | None) -> tuple[str, ...]:
-    """More types for the same pool: spot capacity comes from whichever has stock.
-
-    Each must give the same GPUs (model and count) as the pool's type, so that Jobs
-    sized for one node fit on any node the pool gets.
-    """
-    extra = r.strings("gpuPoolExtraInstanceTypes")
-    if gpu_pool is None:
-        return extra
-    base = gpu_pool.instance
-    same = [
-        e.instance_type
-        for e in catalog.instance_types("alicloud")
-        if e.gpu_model == base.gpu_model
-        and e.gpu_count == base.gpu_count
-        and e.instance_type != base.instance_type
-    ]
-    seen: set[str] = set()
-    for name in extra:
-        entry = catalog.find("alicloud", name)
-        if name == base.instance_type or name in seen:
-            r.problem("gpuPoolExtraInstanceTypes", name, "listed twice (or is the pool's type)")
-        elif entry is None:
-            elsewhere = catalog.clouds_offering(name)
-            where = f" (it is a {', '.join(elsewhere)} type)" if elsewhere else ""
-            r.problem(
-                "gpuPoolExtraInstanceTypes",
-                name,
-                f"not a GPU instance type the catalog knows on alicloud{where}; types with "
-                f"{base.gpu_count}x {base.gpu_model} like the pool's: {', '.join(same) or 'none'}",
-            )
-        elif entry.gpu_model != base.gpu_model or entry.gpu_count != base.gpu_count:
-            r.problem(
-                "gpuPoolExtraInstanceTypes",
-                name,
-                f"has {entry.gpu_count}x {entry.gpu_model}; the pool's {base.instance_type} has "
-                f"{base.gpu_count}x {base.gpu_model}; same GPUs: {', '.join(same) or 'none'}",
-            )
-        seen.add(name)
-    return extra
 
 
 def _check_cluster_networks(r: ConfigReader, network: NetworkSettings) -> None:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 
 from components.catalog import tencentcloud_gpu_drivers as gpu_drivers
 from components.catalog.tencentcloud_gpu_drivers import GpuDriverCombo
 
 from ..reader import ConfigReader
+from .cidrs import network_or_none, private_cidr
 from .rules import CloudRules
 
 TKE_VERSIONS: dict[str, str] = {"1.30": "1.30.0", "1.32": "1.32.2", "1.34": "1.34.1"}
@@ -30,9 +29,6 @@ _APP_ID = re.compile(r"^\d{10}$")
 tencentcloud/common/validators.go:240-250, `ValidateCosBucketName`)."""
 _ZONE = re.compile(r"^(?P<region>[a-z]+-[a-z]+(-[a-z]+)?)-(?P<number>\d+)$")
 _COS_NAME = re.compile(r"^(?P<name>[a-z0-9]([a-z0-9-]*[a-z0-9])?)-(?P<appid>\d+)$")
-_PRIVATE_RANGES = tuple(
-    ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
-)
 _AWS_ONLY_KEYS = {
     "clusterLogTypes": "TKE sends no control-plane logs to CloudWatch",
     "clusterLogRetentionDays": "TKE sends no control-plane logs to CloudWatch",
@@ -82,9 +78,6 @@ class TencentCloudSettings:
     """None: TKE's default driver for the OS; else driver, CUDA and cuDNN to install."""
     install_cuda: bool
     install_cudnn: bool
-    spot_max_price: str | None
-    """Highest spot price per hour, in the account's billing currency (required for a spot
-    pool: see `_spot_max_price`); None for an on-demand pool."""
     zones: tuple[str, ...]
     """Zones of the private subnets, in order (`gpuinfra:tkeZones`); empty: looked up once."""
 
@@ -96,7 +89,6 @@ def parse(
     name_prefix: str,
     kubernetes_version: str,
     vpc_cidr: str,
-    capacity_type: str,
     zone_count: int,
 ) -> TencentCloudSettings:
     """Read and check the Tencent-only keys, recording problems on `r`."""
@@ -129,9 +121,9 @@ def parse(
         )
     bucket_name = _bucket_name(r, region, name_prefix, app_id)
 
-    vpc = _network_or_none(vpc_cidr)
-    pod = _private_cidr(r, "tkePodCidr", 12, 24)
-    service = _private_cidr(r, "tkeServiceCidr", 17, 27)
+    vpc = network_or_none(vpc_cidr)
+    pod = private_cidr(r, "tkePodCidr", 12, 24, "TKE")
+    service = private_cidr(r, "tkeServiceCidr", 17, 27, "TKE")
     for key, net in (("tkePodCidr", pod), ("tkeServiceCidr", service)):
         if net is not None and vpc is not None and net.overlaps(vpc):
             r.problem(key, str(net), f"must not overlap vpcCidr {vpc} (TKE routes both)")
@@ -149,7 +141,6 @@ def parse(
         gpu_software=gpu_software,
         install_cuda=install_cuda,
         install_cudnn=install_cudnn,
-        spot_max_price=_spot_max_price(r, capacity_type),
         zones=_zones(r, region, zone_count),
     )
 
@@ -175,31 +166,6 @@ def _bucket_name(r: ConfigReader, region: str, name_prefix: str, app_id: str) ->
             "have at most 60 characters on COS",
         )
     return name
-
-
-def _network_or_none(cidr: str) -> ipaddress.IPv4Network | None:
-    try:
-        return ipaddress.IPv4Network(cidr, strict=True)
-    except ValueError:
-        return None  # generic validation has reported it
-
-
-def _private_cidr(
-    r: ConfigReader, key: str, shortest: int, longest: int
-) -> ipaddress.IPv4Network | None:
-    value = r.string(key)
-    try:
-        net = ipaddress.IPv4Network(value, strict=True)
-    except ValueError:
-        r.problem(key, value, "must be an IPv4 CIDR such as 172.20.0.0/16")
-        return None
-    if not any(net.subnet_of(private) for private in _PRIVATE_RANGES):
-        r.problem(key, value, "must lie in 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (TKE)")
-        return None
-    if not shortest <= net.prefixlen <= longest:
-        r.problem(key, value, f"prefix must be between /{shortest} and /{longest}")
-        return None
-    return net
 
 
 def _gpu_software(r: ConfigReader) -> tuple[GpuDriverCombo | None, bool, bool]:
@@ -237,40 +203,6 @@ def _gpu_software(r: ConfigReader) -> tuple[GpuDriverCombo | None, bool, bool]:
             f"CUDA {combo.cuda} pairs with cuDNN {combo.cudnn}; supported: {supported}",
         )
     return combo, bool(cuda), bool(cudnn)
-
-
-def _spot_max_price(r: ConfigReader, capacity_type: str) -> str | None:
-    """A spot pool's launch configuration always sends SpotOptions with this price, an empty
-    one too (terraform-provider-tencentcloud@v1.82.42
-    tencentcloud/services/tke/resource_tc_kubernetes_node_pool_extension.go:1084-1093), and
-    the provider documents that SPOTPAID needs both `spot_instance_type` and `spot_max_price`
-    (resource_tc_kubernetes_node_pool.go:365-370): so a spot pool needs a price."""
-    price = r.string("gpuPoolSpotMaxPrice")
-    if not price:
-        if capacity_type == "spot":
-            r.problem(
-                "gpuPoolSpotMaxPrice",
-                None,
-                "required for a spot GPU pool on Tencent Cloud (TKE sends the price with every "
-                "spot request): the most to pay per GPU node hour, e.g. 3.00 (the on-demand "
-                "price caps what you pay anyway), or set gpuPoolCapacityType to onDemand",
-            )
-        return None
-    if capacity_type != "spot":
-        r.problem("gpuPoolSpotMaxPrice", price, "only applies when gpuPoolCapacityType is spot")
-        return None
-    try:
-        valid = Decimal(price) > 0
-    except InvalidOperation:
-        valid = False
-    if not valid:
-        r.problem(
-            "gpuPoolSpotMaxPrice",
-            price,
-            "must be a positive price per hour such as 1.50 (a decimal number)",
-        )
-        return None
-    return price
 
 
 def _zones(r: ConfigReader, region: str, zone_count: int) -> tuple[str, ...]:

@@ -7,11 +7,11 @@ are in that repository at that tag.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 
 from ..reader import ConfigReader
+from .cidrs import network_or_none, private_cidr
 from .rules import CloudRules
 
 CLOUD = "volcengine"
@@ -19,14 +19,10 @@ ZONES_KEY = "vkeZones"
 
 _ZONE = re.compile(r"^(?P<region>[a-z]+-[a-z]+(-\d+)?)-(?P<letter>[a-z])$")
 """Volcano Engine zones are the region and a letter: `cn-beijing-a`, `cn-shanghai-b`."""
-_PRIVATE_RANGES = tuple(
-    ipaddress.IPv4Network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
-)
 _NOT_ON_VKE = {
     "clusterLogTypes": "VKE sends no control-plane logs to CloudWatch",
     "clusterLogRetentionDays": "VKE sends no control-plane logs to CloudWatch",
     "publicSubnetCidrs": "a Volcano Engine NAT gateway sits in a private subnet; no public one",
-    "gpuPoolSpotMaxPrice": "VKE node pools bid SpotAsPriceGo only (no price limit)",
     "gpuPoolScaleDownDelayMinutes": "VKE's autoscaler add-on keeps its own scale-down delay; "
     "this stack sets none of its options",
     "gpuDriverVersion": "this stack does not choose the GPU driver on VKE (the node image does)",
@@ -69,7 +65,6 @@ class VolcengineSettings:
     """Zone of each private subnet, in order (`vkeZones`): pinned, never looked up."""
     pod_cidr: str
     service_cidr: str
-    spot: bool
     bucket_name: str
     """The TOS bucket's name (`bucketName`, or `<namePrefix>-data`)."""
 
@@ -80,7 +75,6 @@ def parse(
     region: str,
     name_prefix: str,
     vpc_cidr: str,
-    capacity_type: str,
     zone_count: int,
     api_endpoint_public: bool,
 ) -> VolcengineSettings:
@@ -116,9 +110,9 @@ def parse(
             "the GPU workstation is not built for Volcano Engine yet; set it to false (run a "
             "notebook as a training Job on the GPU pool, or use an ECS GPU instance you manage)",
         )
-    vpc = _network_or_none(vpc_cidr)
-    pod = _private_cidr(r, "vkePodCidr", 8, 24)
-    service = _private_cidr(r, "vkeServiceCidr", 12, 24)
+    vpc = network_or_none(vpc_cidr)
+    pod = private_cidr(r, "vkePodCidr", 8, 24)
+    service = private_cidr(r, "vkeServiceCidr", 12, 24)
     for key, net in (("vkePodCidr", pod), ("vkeServiceCidr", service)):
         if net is not None and vpc is not None and net.overlaps(vpc):
             r.problem(key, str(net), f"must not overlap vpcCidr {vpc} (VKE routes both)")
@@ -129,34 +123,8 @@ def parse(
         zones=_zones(r, region, zone_count),
         pod_cidr=r.string("vkePodCidr"),
         service_cidr=r.string("vkeServiceCidr"),
-        spot=capacity_type == "spot",
         bucket_name=given or f"{name_prefix}-data",
     )
-
-
-def _network_or_none(cidr: str) -> ipaddress.IPv4Network | None:
-    try:
-        return ipaddress.IPv4Network(cidr, strict=True)
-    except ValueError:
-        return None  # the generic validation has reported it
-
-
-def _private_cidr(
-    r: ConfigReader, key: str, shortest: int, longest: int
-) -> ipaddress.IPv4Network | None:
-    value = r.string(key)
-    try:
-        net = ipaddress.IPv4Network(value, strict=True)
-    except ValueError:
-        r.problem(key, value, "must be an IPv4 CIDR such as 172.20.0.0/16")
-        return None
-    if not any(net.subnet_of(private) for private in _PRIVATE_RANGES):
-        r.problem(key, value, "must lie in 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
-        return None
-    if not shortest <= net.prefixlen <= longest:
-        r.problem(key, value, f"prefix must be between /{shortest} and /{longest}")
-        return None
-    return net
 
 
 def _zones(r: ConfigReader, region: str, zone_count: int) -> tuple[str, ...]:

@@ -1,0 +1,53 @@
+"""Offline validation of custom resources against their CRDs' schemas (vendored fixtures).
+
+kubernetes-validate knows no CRD, so the Prometheus operator's objects are checked here, as
+strictly as the built-in kinds: an object schema that lists its properties refuses any other
+(the API server would prune such a field without a word, and the setting would be lost),
+unless the schema keeps unknown fields (`x-kubernetes-preserve-unknown-fields`).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SCHEMAS = {
+    ("monitoring.coreos.com/v1", "PrometheusRule"): "prometheusrules.v0.88.1.schema.yaml",
+    ("monitoring.coreos.com/v1", "ServiceMonitor"): "servicemonitors.v0.88.1.schema.yaml",
+}
+
+
+def _strict(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_strict(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _strict(value) for key, value in schema.items()}
+    if (
+        out.get("type") == "object"
+        and isinstance(out.get("properties"), dict)
+        and "additionalProperties" not in out
+        and not out.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+@cache
+def validator(api_version: str, kind: str) -> jsonschema.Draft7Validator:
+    schema = yaml.safe_load((FIXTURES / SCHEMAS[(api_version, kind)]).read_text())
+    return jsonschema.Draft7Validator(_strict(schema))
+
+
+def has_schema(obj: dict[str, Any]) -> bool:
+    return (obj.get("apiVersion"), obj.get("kind")) in SCHEMAS
+
+
+def validate(obj: dict[str, Any]) -> None:
+    """Raises jsonschema.ValidationError for the first problem."""
+    validator(obj["apiVersion"], obj["kind"]).validate(obj)
