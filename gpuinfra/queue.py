@@ -19,6 +19,7 @@ from .planview import StackView
 from .policy_rules.workloads import GPU_RESOURCE, is_training_job, pod_spec
 
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
+RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
@@ -73,8 +74,13 @@ def queue_report(view: StackView) -> QueueReport | None:
         str(c.get("name"))
         for c in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []
     )
-    largest = max(quota.values(), default=0)
-    used = 0
+    node_labels = {
+        str((f.inputs.get("metadata") or {}).get("name")): dict(
+            (f.inputs.get("spec") or {}).get("nodeLabels") or {}
+        )
+        for f in view.of_type(RESOURCE_FLAVOR)
+    }
+    used = dict.fromkeys(quota, 0)
     jobs: list[QueuedJob] = []
     for resource in sorted(
         (r for r in view.resources if is_training_job(r, view)), key=lambda r: r.name
@@ -82,15 +88,31 @@ def queue_report(view: StackView) -> QueueReport | None:
         job_spec = resource.inputs.get("spec") or {}
         labels = (resource.inputs.get("metadata") or {}).get("labels") or {}
         pods = int(job_spec.get("parallelism") or 1)
-        gpus = pods * _gpus(pod_spec(resource) or {})
+        pod = pod_spec(resource) or {}
+        gpus = pods * _gpus(pod)
         job_name = str((resource.inputs.get("metadata") or {}).get("name") or resource.name)
         if QUEUE_LABEL not in labels:
             jobs.append(QueuedJob(job_name, gpus, True, True, "nothing: not in the queue"))
             continue
+        # Kueue considers only the flavors whose node labels the pods' nodeSelector agrees
+        # with (kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go:1246-1254),
+        # in the ClusterQueue's order: a Job pinned to a pool gets that pool's quota only.
+        selector = pod.get("nodeSelector") or {}
+        candidates = [
+            f
+            for f in quota
+            if all(
+                node_labels.get(f, {})[k] == v
+                for k, v in selector.items()
+                if k in node_labels.get(f, {})
+            )
+        ]
+        largest = max((quota[f] for f in candidates), default=0)
         fits = gpus <= largest
-        together = fits and used + gpus <= largest
-        if together:
-            used += gpus
+        room = next((f for f in candidates if used[f] + gpus <= quota[f]), None)
+        together = fits and room is not None
+        if room is not None and together:
+            used[room] += gpus
         jobs.append(
             QueuedJob(
                 job_name, gpus, fits, together, _waits_for(gpus, pods, largest, together, checks)

@@ -88,8 +88,6 @@ def gpu_layer_plan(
         "gpuinfra:cloud": "kubernetes",
         "gpuinfra:kubernetesVersion": config.get("gpuinfra:kubernetesVersion", "1.35"),
         "gpuinfra:clusterStack": name,
-        # The queue's GPU quota: a cluster stack's handle does not carry its maxGpus (yet).
-        "gpuinfra:kueueGpuQuota": "2",
         **{f"gpuinfra:{k}": engine_text(v) for k, v in (layer or {}).items()},
     }
     return run_program(

@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 from components.cluster_handle import ClusterHandle, Taint
 from components.settings.errors import Problem, SettingsError
 from components.settings.gpu_layer import TrainingJobSettings, quantity_bytes
-from components.settings.queueing import QUOTA_REQUIRED, QueueSettings
+from components.settings.queueing import QueueSettings
 
 from .kueue_release import KUEUE_API, adapted_objects
 from .labels import app_labels
@@ -56,6 +56,7 @@ class QueuePool:
 
     name: str
     node_labels: Mapping[str, str]
+    """What the pool's Jobs select (and Kueue puts into an admitted pod's nodeSelector)."""
     taints: tuple[Taint, ...]
     gpus_per_node: int | None
     max_gpus: int | None = None
@@ -63,28 +64,63 @@ class QueuePool:
 
 
 def queue_pools(handle: ClusterHandle) -> list[QueuePool]:
-    """The handle's GPU pools. main's handle has one GPU pool and no maximum (issue 20 makes
-    it a list: rewire here, one QueuePool per `handle.gpu_pools` entry with its name, node
-    labels, taints, GPUs per node and max_nodes x GPUs per node)."""
+    """A flavor per `handle.gpu_pools` pool; the handle's single GPU node labels and taint
+    where it has no pools (an existing cluster, or a cluster stack of a gpuinfra before pools).
+
+    A flavor's node labels are its pool's `selector`, the node selector its Jobs carry
+    (`job_nodes`), not every label of the pool's nodes:
+    - Kueue picks a flavor only where the pod's nodeSelector agrees with the flavor's
+      nodeLabels on the flavor's keys (kueue v0.19.2 pkg/scheduler/flavorassigner/
+      flavorassigner.go:1227,1246-1254, `checkFlavorForPodSets`): a Job pinned to a pool
+      selects its pool label and so fits that pool's flavor only.
+    - On admission Kueue copies the flavor's nodeLabels into the Job's pod template
+      (pkg/podset/podset.go:87): labels the Job already selects change nothing in it, so
+      what Pulumi reads back of an admitted Job is what it wrote.
+    - At most 8 nodeLabels (apis/kueue/v1beta2/resourceflavor_types.go:62-65); a pool's own
+      labels could be more."""
+    if not handle.gpu_pools:
+        return [
+            QueuePool(
+                name="gpu",
+                node_labels=dict(handle.gpu_node_labels),
+                taints=(handle.gpu_taint,),
+                gpus_per_node=handle.gpus_per_node,
+            )
+        ]
     return [
         QueuePool(
-            name="gpu",
-            node_labels=dict(handle.gpu_node_labels),
-            taints=(handle.gpu_taint,),
-            gpus_per_node=handle.gpus_per_node,
+            name=pool.name,
+            node_labels=pool.selector,
+            taints=pool.taints,
+            gpus_per_node=pool.gpus_per_node,
+            max_gpus=pool.max_nodes * pool.gpus_per_node,
         )
+        for pool in handle.gpu_pools
     ]
 
 
-def gpu_quota(queue: QueueSettings, pools: Sequence[QueuePool]) -> int:
-    """The setting (or maxGpus, resolved in settings), else what the pools can hold at most
-    (a GPU-layer stack of a cluster stack); refused where neither is known."""
+QUOTA_UNKNOWN = (
+    "required here: the cluster's handle lists no GPU pools to take the queue's quota from (an "
+    "existing cluster, or a cluster stack deployed by a gpuinfra before several pools); set "
+    "the GPUs the training queue may admit at once, or gpuinfra:kueue to off"
+)
+
+
+def flavor_gpu_quota(queue: QueueSettings, pool: QueuePool) -> int:
+    """The GPUs the queue admits on one pool: `kueueGpuQuota` where set, at most what the pool
+    can hold; else the pool's maximum (so the flavors together admit the pools' maxima, what
+    the autoscalers may reach under `maxGpus`). Kueue quotas are per flavor: a Job runs on
+    one pool, and one beyond its pool's maximum would be admitted and never scheduled."""
     if queue.gpu_quota > 0:
-        return queue.gpu_quota
-    known = [p.max_gpus for p in pools if p.max_gpus is not None]
-    if pools and len(known) == len(pools):
-        return sum(known)
-    raise SettingsError(pulumi.get_stack(), [Problem("gpuinfra:kueueGpuQuota", 0, QUOTA_REQUIRED)])
+        return queue.gpu_quota if pool.max_gpus is None else min(queue.gpu_quota, pool.max_gpus)
+    if pool.max_gpus is not None:
+        return pool.max_gpus
+    raise SettingsError(pulumi.get_stack(), [Problem("gpuinfra:kueueGpuQuota", 0, QUOTA_UNKNOWN)])
+
+
+def gpu_quota(queue: QueueSettings, pools: Sequence[QueuePool]) -> int:
+    """The GPUs the queue admits on all pools together (the flavors' quotas summed)."""
+    return sum(flavor_gpu_quota(queue, pool) for pool in pools)
 
 
 def flavor_name(pool: QueuePool) -> str:
@@ -110,10 +146,18 @@ def cluster_queue_spec(
     jobs: Sequence[TrainingJobSettings],
     provisioning: bool,
 ) -> dict[str, Any]:
-    """The ClusterQueue: one resource group, a flavor per pool, each with the GPU quota (Kueue
-    quotas are per flavor; the autoscaler's pool maximum caps each pool in the end)."""
+    """The ClusterQueue: one resource group, every flavor (pool) in it with its own quota of
+    every covered resource (Kueue requires each flavor of a group to list all of the group's
+    resources, in order: apis/kueue/v1beta2/clusterqueue_types.go:254,271-272)."""
     cpu, memory = per_gpu(jobs)
-    quota = gpu_quota(queue, pools)
+
+    def quotas(gpus: int) -> list[dict[str, str]]:
+        return [
+            {"name": "cpu", "nominalQuota": str(math.ceil(cpu * gpus))},
+            {"name": "memory", "nominalQuota": f"{math.ceil(memory * gpus)}Gi"},
+            {"name": GPU_RESOURCE, "nominalQuota": str(gpus)},
+        ]
+
     spec: dict[str, Any] = {
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
         # A Job that does not fit yet does not block smaller ones behind it.
@@ -125,11 +169,7 @@ def cluster_queue_spec(
                 "flavors": [
                     {
                         "name": flavor_name(pool),
-                        "resources": [
-                            {"name": "cpu", "nominalQuota": str(math.ceil(cpu * quota))},
-                            {"name": "memory", "nominalQuota": f"{math.ceil(memory * quota)}Gi"},
-                            {"name": GPU_RESOURCE, "nominalQuota": str(quota)},
-                        ],
+                        "resources": quotas(flavor_gpu_quota(queue, pool)),
                     }
                     for pool in pools
                 ],

@@ -18,7 +18,9 @@ class QueueSettings:
     """install: gpuinfra installs Kueue (pinned); existing: the cluster runs Kueue v0.15 or
     newer already (v1beta2 API), gpuinfra adds only its queue; off: no queue, Jobs start at once."""
     gpu_quota: int = 0
-    """GPUs the training queue may admit at once; 0 until resolved (`resolve_quota`)."""
+    """The most GPUs the training queue admits on each GPU pool (each pool's own maximum
+    caps it); 0: each pool's maximum, `max_nodes x gpus_per_node` of the ClusterHandle's pools
+    (together, the pools' maxima, at most `maxGpus`)."""
     pods_ready_timeout_minutes: int = 20
 
 
@@ -26,7 +28,11 @@ def parse_queueing(r: ConfigReader) -> QueueSettings:
     mode = cast(KueueMode, r.one_of("kueue", ("install", "existing", "off")))
     quota = r.integer("kueueGpuQuota")
     if quota < 0:
-        r.problem("kueueGpuQuota", quota, "must be 0 (the stack's maxGpus) or more")
+        r.problem(
+            "kueueGpuQuota",
+            quota,
+            "must be 0 (each GPU pool's maximum: maxNodes x GPUs per node) or more",
+        )
     minutes = r.integer("kueuePodsReadyTimeoutMinutes")
     if not MIN_PODS_READY_MINUTES <= minutes <= 24 * 60:
         r.problem(
@@ -40,22 +46,16 @@ def parse_queueing(r: ConfigReader) -> QueueSettings:
 
 
 QUOTA_REQUIRED = (
-    "required on a `cloud: kubernetes` stack while gpuinfra:kueue is not off: the GPUs the "
-    "training queue may admit at once (this stack knows no maxGpus); or set gpuinfra:kueue to off"
+    "required on a `cloud: kubernetes` stack without clusterStack while gpuinfra:kueue is not "
+    "off: the GPUs the training queue may admit at once (this stack knows no GPU pools and "
+    "their maxima); or set gpuinfra:kueue to off"
 )
 
 
-def resolve_quota(
-    r: ConfigReader, queue: QueueSettings, max_gpus: int | None, *, cluster_stack: bool = False
-) -> QueueSettings:
-    """`kueueGpuQuota`, or the stack's `maxGpus` when 0. A stack that deploys onto a cluster
-    it did not create (`cloud: kubernetes`) knows no maxGpus: there the key is required,
-    except where a cluster stack's handle may know its pools' (left 0: the GPU layer decides)."""
-    if queue.mode == "off" or queue.gpu_quota > 0:
-        return queue
-    if max_gpus is None and cluster_stack:
-        return queue
-    if max_gpus is None:
+def resolve_quota(r: ConfigReader, queue: QueueSettings, *, pools_known: bool) -> QueueSettings:
+    """`kueueGpuQuota` as given; 0 stays 0 (the GPU layer takes each pool's maximum off the
+    ClusterHandle) where the handle has GPU pools (`pools_known`: a cloud stack, or a GPU-layer
+    stack of a cluster stack). An existing cluster's handle knows none: there it is required."""
+    if queue.mode != "off" and queue.gpu_quota == 0 and not pools_known:
         r.problem("kueueGpuQuota", 0, QUOTA_REQUIRED)
-        return queue
-    return QueueSettings(queue.mode, max_gpus, queue.pods_ready_timeout_minutes)
+    return queue

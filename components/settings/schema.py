@@ -427,9 +427,11 @@ KEYS: tuple[ConfigKey, ...] = (
         "integer",
         0,
         "training",
-        "GPUs the training queue admits at once (its ClusterQueue's nominal quota per GPU "
-        "pool); Jobs beyond it wait, holding nothing. 0: the stack's maxGpus. Required on "
-        "`cloud: kubernetes` stacks (they know no maxGpus).",
+        "GPUs the training queue admits at once on each GPU pool (its ClusterQueue's nominal "
+        "quota per pool, capped by the pool's maximum); Jobs beyond it wait, holding nothing. "
+        "0: each pool's maximum (maxNodes x GPUs per node, after maxGpus), so the queue "
+        "admits what the pools can hold. Required on `cloud: kubernetes` stacks without "
+        "clusterStack (they know no pools).",
     ),
     _k(
         "kueuePodsReadyTimeoutMinutes",

@@ -200,14 +200,15 @@ def parse_settings(
             min_gpu_nodes=sum(p.min_nodes for p in autoscaling.pools) if autoscaling else 0,
         ),
     )
-    # --- queueing (issue 19): the queue's GPU quota defaults to maxGpus ---
+    # --- queueing (issue 19): the queue's GPU quota defaults to the GPU pools' maxima ---
     gpu_layer = replace(
         gpu_layer,
         queueing=resolve_quota(
             r,
             gpu_layer.queueing,
-            autoscaling.max_gpus if autoscaling is not None else None,
-            cluster_stack=existing is not None and existing.cluster_stack is not None,
+            # The GPU layer reads the pools off the ClusterHandle: a cloud stack's own, or a
+            # cluster stack's; an existing cluster's handle has none.
+            pools_known=existing is None or existing.cluster_stack is not None,
         ),
     )
     _check_cost_assumptions(r)

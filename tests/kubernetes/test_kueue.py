@@ -14,6 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
+from components.cluster_handle import GpuPool, common_labels, gpu_pool_of
 from components.kubernetes import kueue_release, vendored
 from components.kubernetes.cluster_autoscaler import PROVISIONING_REQUEST_FLAGS
 from components.kubernetes.kueue import (
@@ -24,6 +25,7 @@ from components.kubernetes.kueue import (
     QUEUE_LABEL,
 )
 from components.kubernetes.training_job import CONTAINER
+from components.settings import Settings, SettingsError, parse_settings
 from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, USER_ERROR_EXIT_CODE
 from gpuinfra.cost import estimate
 from gpuinfra.engine import Plan, RecordedResource
@@ -32,7 +34,7 @@ from gpuinfra.planview import from_plan
 from gpuinfra.provider_rules.model import RuleContext
 from gpuinfra.queue import QueueReport, queue_report
 from gpuinfra.report import text_summary
-from tests.conftest import build, gpu_layer_plan
+from tests.conftest import build, gpu_layer_plan, stack_config
 
 JOB = "kubernetes:batch/v1:Job"
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -44,8 +46,23 @@ STACKS = ("k8s-dev", "dev", "alicloud-dev", "tencentcloud-dev")
 JOBS = [
     {"name": "one-node", "gpusPerNode": 1},
     {"name": "two-nodes", "gpusPerNode": 1, "nodes": 2},
+    {"name": "on-large", "pool": "large", "gpusPerNode": 1},
 ]
-"""The cloud stacks ship no Jobs: these are theirs here."""
+"""The cloud stacks ship no Jobs: these are theirs here (every dev stack has the pools
+`small`, where a Job that names none runs, and `large`)."""
+
+
+def _pools(stack: str, overrides: dict[str, object] | None = None) -> tuple[GpuPool, ...]:
+    """The GPU pools the stack's ClusterHandle carries (a GPU-layer stack's: its cluster
+    stack's), as the stacks build them from settings."""
+    return tuple(gpu_pool_of(p) for p in _settings(stack, overrides).require_gpu_pools())
+
+
+def _settings(stack: str, overrides: dict[str, object] | None = None) -> Settings:
+    config = stack_config(stack, overrides)
+    raw = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gpuinfra:")}
+    provider = {k: v for k, v in config.items() if k.endswith(":region")}
+    return parse_settings(raw, stack=stack, provider_config=provider)
 
 
 @cache
@@ -169,13 +186,38 @@ def _gpu_quotas(plan: Plan) -> list[str]:
     ]
 
 
-def test_the_gpu_quota_is_the_setting_or_max_gpus() -> None:
+def test_the_gpu_quota_is_the_setting_or_the_pools_maxima() -> None:
     assert _gpu_quotas(_plan("k8s-dev")) == ["2"]  # Pulumi.k8s-dev.yaml
     assert _gpu_quotas(build("k8s-dev", {"kueueGpuQuota": 5})) == ["5"]
-    # A cloud stack: its maxGpus (dev: 2 nodes x 1 GPU; 3 of 4 nodes), or the setting.
-    assert _gpu_quotas(_plan("dev")) == ["2"]
-    assert _gpu_quotas(build("dev", {"gpuPoolMaxNodes": 4, "maxGpus": 3})) == ["3"]
-    assert _gpu_quotas(build("dev", {"kueueGpuQuota": 1})) == ["1"]
+    # A cloud stack: each pool's maximum (dev: small 2 nodes x 1 GPU, large 1 node x 4 GPUs),
+    # 6 together, the maxGpus default; the setting wins, capped by each pool's maximum.
+    pools = _pools("dev")
+    assert [p.name for p in pools] == ["small", "large"]
+    assert _gpu_quotas(_plan("dev")) == [str(p.max_nodes * p.gpus_per_node) for p in pools]
+    assert sum(map(int, _gpu_quotas(_plan("dev")))) == 6
+    assert _gpu_quotas(build("dev", {"kueueGpuQuota": 1})) == ["1", "1"]
+    assert _gpu_quotas(build("dev", {"kueueGpuQuota": 3})) == ["2", "3"]
+    # maxGpus lowers a pool's maximum, and with it the queue's (prod: 4 nodes x 8 GPUs, its
+    # GPU layer in prod-gpu).
+    assert _gpu_quotas(gpu_layer_plan("prod", {"maxGpus": 24})) == ["24"]
+
+
+@pytest.mark.parametrize("stack", ["alicloud-dev", "volcengine-dev"])
+def test_a_gpu_layer_stack_takes_the_quota_from_its_cluster_stacks_pools(stack: str) -> None:
+    """`gpuLayer: separate`: the GPU-layer stack reads the pools off the cluster stack's
+    handle; `kueueGpuQuota` still wins."""
+    pools = _pools(stack)
+    assert len(pools) >= 2
+    assert _gpu_quotas(gpu_layer_plan(stack)) == [str(p.max_nodes * p.gpus_per_node) for p in pools]
+    assert _gpu_quotas(gpu_layer_plan(stack, layer={"kueueGpuQuota": 1})) == ["1"] * len(pools)
+
+
+def test_a_bad_quota_is_refused_naming_the_key() -> None:
+    with pytest.raises(SettingsError) as error:
+        _settings("dev", {"kueueGpuQuota": -1})
+    [problem] = [p for p in error.value.problems if p.key == "gpuinfra:kueueGpuQuota"]
+    assert problem.value == -1
+    assert "must be 0 (each GPU pool's maximum" in str(problem)
 
 
 def test_cpu_and_memory_never_limit_before_gpus() -> None:
@@ -194,21 +236,65 @@ def test_cpu_and_memory_never_limit_before_gpus() -> None:
     assert quota == {"cpu": "192", "memory": "1600Gi", "nvidia.com/gpu": "4"}
 
 
+def _eligible(flavor: RecordedResource, pod: dict[str, Any]) -> bool:
+    """Kueue's flavor check for a pod (kueue v0.19.2 pkg/scheduler/flavorassigner/
+    flavorassigner.go:1227-1254, `checkFlavorForPodSets`): every NoSchedule/NoExecute taint
+    of the flavor tolerated, and the pod's nodeSelector, on the flavor's label keys only,
+    matching the flavor's nodeLabels."""
+    spec = flavor.inputs["spec"]
+    tolerated = {(t["key"], t.get("value"), t["effect"]) for t in pod.get("tolerations", [])}
+    for taint in spec.get("nodeTaints", []):
+        if not any(
+            (key, effect) == (taint["key"], taint["effect"])
+            and (value is None or value == taint["value"])
+            for key, value, effect in tolerated
+        ):
+            return False
+    labels = spec.get("nodeLabels", {})
+    return all(labels[k] == v for k, v in pod.get("nodeSelector", {}).items() if k in labels)
+
+
 @pytest.mark.parametrize("stack", STACKS)
-def test_flavors_match_the_gpu_nodes(stack: str) -> None:
-    """A flavor's node labels are those the Jobs select; its taints are those they tolerate."""
+def test_flavors_match_the_gpu_pools(stack: str) -> None:
+    """A flavor per pool of the stack's handle: its node labels those the pool's Jobs select
+    (labels of every node of the pool), its taints the pool's; each Job fits its own pool's
+    flavor only, and what Kueue adds to an admitted Job's nodeSelector changes nothing."""
     plan = _plan(stack)
-    [flavor] = _kueue(plan, "ResourceFlavor")
+    flavors = {f.inputs["metadata"]["name"]: f for f in _kueue(plan, "ResourceFlavor")}
     [queue] = _kueue(plan, "ClusterQueue")
-    [entry] = queue.inputs["spec"]["resourceGroups"][0]["flavors"]
-    assert entry["name"] == flavor.inputs["metadata"]["name"]
-    for job in plan.of_type(JOB):
+    listed = [entry["name"] for entry in queue.inputs["spec"]["resourceGroups"][0]["flavors"]]
+    assert listed == list(flavors)
+    if stack == "k8s-dev":  # an existing cluster: no pools, the handle's GPU labels and taint
+        [flavor] = flavors.values()
+        assert flavor.inputs["spec"]["nodeLabels"] == {"nvidia.com/gpu.present": "true"}
+        assert flavor.inputs["spec"]["nodeTaints"] == [
+            {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}
+        ]
+    else:
+        pools = _pools(stack)
+        assert listed == [f"gpuinfra-{p.name}" for p in pools]
+        for pool in pools:
+            spec = flavors[f"gpuinfra-{pool.name}"].inputs["spec"]
+            assert spec["nodeLabels"] == pool.selector
+            assert spec["nodeLabels"].items() <= pool.node_labels.items()
+            assert [(t["key"], t["value"], t["effect"]) for t in spec["nodeTaints"]] == [
+                (t.key, t.value, t.effect) for t in pool.taints
+            ]
+        assert any(len(p.taints) > 1 for p in pools)  # a pool's own taint is in its flavor
+    jobs = plan.of_type(JOB)
+    assert jobs
+    for job in jobs:
         pod = job.inputs["spec"]["template"]["spec"]
+        fits = [name for name, flavor in flavors.items() if _eligible(flavor, pod)]
+        assert len(fits) == 1, (job.name, fits)
+        [flavor] = [flavors[fits[0]]]
         assert flavor.inputs["spec"]["nodeLabels"] == pod["nodeSelector"]
-        assert flavor.inputs["spec"]["nodeLabels"]
-        tolerated = {(t["key"], t["effect"]) for t in pod["tolerations"]}
-        taints = flavor.inputs["spec"]["nodeTaints"]
-        assert taints and {(t["key"], t["effect"]) for t in taints} <= tolerated
+        admitted = {**pod["nodeSelector"], **flavor.inputs["spec"]["nodeLabels"]}
+        assert admitted == pod["nodeSelector"]
+    if stack != "k8s-dev":
+        [large] = [j for j in jobs if j.inputs["metadata"]["name"] == "on-large"]
+        large_pod = large.inputs["spec"]["template"]["spec"]
+        assert [n for n, f in flavors.items() if _eligible(f, large_pod)] == ["gpuinfra-large"]
 
 
 def test_the_quota_is_required_where_no_max_gpus_is_known() -> None:
@@ -252,11 +338,23 @@ def test_the_controller_stays_off_gpu_nodes_and_the_layers_own_pods() -> None:
     pod = deployment.inputs["spec"]["template"]["spec"]
     assert "tolerations" not in pod  # the GPU pools are tainted: the system pool it is
     terms = pod["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-    [job, *_] = plan.of_type(JOB)
-    selector = job.inputs["spec"]["template"]["spec"]["nodeSelector"]
+    # Off the nodes that carry every label all GPU pools share (the handle's gpu_node_labels):
+    # one NotIn term per label, any of which a system node satisfies and no GPU node does.
+    pools = _pools("dev")
+    shared = common_labels(pools)
+    assert shared
     assert [t["matchExpressions"] for t in terms["nodeSelectorTerms"]] == [
-        [{"key": k, "operator": "NotIn", "values": [v]}] for k, v in sorted(selector.items())
+        [{"key": k, "operator": "NotIn", "values": [v]}] for k, v in sorted(shared.items())
     ]
+
+    def schedulable(node: dict[str, str]) -> bool:
+        return any(
+            all(node.get(e["key"]) not in e["values"] for e in t["matchExpressions"])
+            for t in terms["nodeSelectorTerms"]
+        )
+
+    assert not any(schedulable(dict(p.node_labels)) for p in pools)
+    assert schedulable({"gpuinfra.io/pool": "system"})
     hooks = [
         hook
         for r in installed
@@ -467,3 +565,25 @@ def test_the_preview_shows_quota_fit_and_waits() -> None:
     text = text_summary(estimate(from_plan(_plan("k8s-dev"), "kubernetes")), [], queue=report)
     assert "Training queue (Kueue ClusterQueue gpuinfra-training): quota gpuinfra-gpu 2" in text
     assert queue_report(from_plan(_off(), "kubernetes")) is None
+
+
+def test_the_preview_counts_each_pools_quota_apart() -> None:
+    """dev: `small` admits 2 GPUs, `large` 4. The one-GPU Job takes one of small's; the
+    two-node Job (small) then waits for it, while the Job pinned to `large` starts: it never
+    competes for small's quota."""
+    report = _queue(_plan("dev"), "aws")
+    assert dict(report.gpu_quota) == {"gpuinfra-small": 2, "gpuinfra-large": 4}
+    jobs = {j.job: j for j in report.jobs}
+    assert [jobs[n].starts_with_first for n in ("one-node", "two-nodes", "on-large")] == [
+        True,
+        False,
+        True,
+    ]
+    assert all(j.fits_quota for j in report.jobs)
+    big = _queue(gpu_layer_plan("dev", layer={"trainingJobs": [*JOBS, BIG_SMALL]}), "aws")
+    [never] = [j for j in big.jobs if j.job == "three-small"]
+    # 3 GPUs fit large's quota, but the Job runs on small (2): never admitted.
+    assert not never.fits_quota and "the quota is 2" in never.waits_for
+
+
+BIG_SMALL = {"name": "three-small", "pool": "small", "gpusPerNode": 1, "nodes": 3}
