@@ -67,6 +67,15 @@ class TrainingJobArgs:
     its children): the LocalQueue, which waits for Kueue's webhooks."""
 
 
+QUEUED_JOB_IGNORES = ["spec.suspend"]
+"""Kueue owns a queued Job's `spec.suspend`: it sets it to false on admission and back to true
+to preempt or requeue (kueue v0.19.2 pkg/controller/jobs/job/job_controller.go:165-180,
+377-378). Once a `pulumi refresh` reads `false` back into the Job's state, `true` in the
+program would differ, and with `replace_on_changes=["spec"]` the next `pulumi up` would delete
+and recreate a running training Job. The path is the engine's (camelCase input names); only
+queued Jobs carry it, so a Job taken off the queue (`kueue: off`) is not left suspended."""
+
+
 def headless_service_name(job_name: str) -> str:
     return f"{job_name}-workers"
 
@@ -301,6 +310,7 @@ class TrainingJob(pulumi.ComponentResource):
                 # A Job's pod template is immutable: a changed spec means a new Job.
                 replace_on_changes=["spec"],
                 delete_before_replace=True,
+                ignore_changes=QUEUED_JOB_IGNORES if args.queue_name is not None else None,
             ),
         )
         self.job_name = job.name

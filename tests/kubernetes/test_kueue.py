@@ -150,6 +150,11 @@ def test_every_training_job_is_suspended_in_the_queue(stack: str) -> None:
     for job in jobs:
         assert job.inputs["metadata"]["labels"][QUEUE_LABEL] == LOCAL_QUEUE
         assert job.inputs["spec"]["suspend"] is True
+        # Kueue flips it on admission: a refresh reading `false` back must not make the next
+        # `pulumi up` replace (kill) a running Job, whose whole spec is replace_on_changes.
+        # The engine got the path in its own (camelCase) form, naming the input set above.
+        assert "spec" in job.replace_on_changes
+        assert job.ignore_changes == ["spec.suspend"]
     [local] = _kueue(plan, "LocalQueue")
     assert local.inputs["spec"] == {"clusterQueue": CLUSTER_QUEUE}
     assert {job.inputs["metadata"]["namespace"] for job in jobs} == {
@@ -162,6 +167,7 @@ def test_kueue_off_starts_jobs_at_once() -> None:
     for job in plan.of_type(JOB):
         assert QUEUE_LABEL not in job.inputs["metadata"]["labels"]
         assert "suspend" not in job.inputs["spec"]
+        assert job.ignore_changes == []  # not queued: its suspend is Pulumi's, not Kueue's
     assert not plan.of_type(INSTALL) and not [r for r in plan.resources if KUEUE in r.type]
 
 
