@@ -7,7 +7,8 @@ The objects are the release's own; gpuinfra changes only what this module says:
 - the webhooks for pods, Deployments and StatefulSets also skip the GPU layer's own namespaces,
   so its DaemonSets (device plugin, DCGM exporter, drain agent) never wait for Kueue;
 - the controller Deployment: checkov exceptions with their reasons, and no GPU node (the GPU
-  pools are tainted; the affinity keeps it off untainted GPU nodes of existing clusters too).
+  pools are tainted; the affinity keeps it off untainted GPU nodes of existing clusters too);
+- no field Kueue's certificate rotator writes (`ROTATED_BY_KUEUE`), should a release ship one.
 
 All-or-nothing in Kueue v0.19.2: admission reserves quota for every pod of a Job at once (a
 Workload has one PodSet with `count` = parallelism); `waitForPodsReady` then evicts a Job
@@ -83,6 +84,60 @@ def controller_config(pods_ready_timeout_minutes: int) -> dict[str, Any]:
     return config
 
 
+WEBHOOK_CERT_SECRET = "kueue-webhook-server-cert"
+"""kueue v0.19.2 apis/config/v1beta2/defaults.go:35,89-92 (`internalCertManagement`, on by
+default; gpuinfra's controller configuration keeps the defaults)."""
+ROTATED_BY_KUEUE: dict[tuple[str, str], tuple[tuple[str, ...], ...]] = {
+    ("Secret", WEBHOOK_CERT_SECRET): (("data",), ("stringData",)),
+    ("ValidatingWebhookConfiguration", "kueue-validating-webhook-configuration"): (
+        ("webhooks", "*", "clientConfig", "caBundle"),
+    ),
+    ("MutatingWebhookConfiguration", "kueue-mutating-webhook-configuration"): (
+        ("webhooks", "*", "clientConfig", "caBundle"),
+    ),
+    **{
+        ("CustomResourceDefinition", f"{plural}.kueue.x-k8s.io"): (
+            ("spec", "conversion", "webhook", "clientConfig", "caBundle"),
+        )
+        for plural in ("localqueues", "clusterqueues", "workloads", "cohorts", "multikueueclusters")
+    },
+}
+"""What Kueue's internal certificate management writes, and so what Pulumi must never own:
+the rotator (open-policy-agent/cert-controller v0.16.0, kueue v0.19.2 go.mod:18) is set up in
+kueue v0.19.2 pkg/util/cert/cert.go:139-178 with the Secret above, the two webhook
+configurations and five CRDs' conversion webhooks. It fills the Secret's `ca.crt`, `ca.key`,
+`tls.crt`, `tls.key` (cert-controller v0.16.0 pkg/rotator/rotator.go:39-42,502-509) and puts
+the CA into each webhook's `clientConfig.caBundle` and each CRD's
+`spec.conversion.webhook.clientConfig.caBundle` (rotator.go:433,452), again at each rotation.
+
+pulumi-kubernetes (pulumi/pulumi-kubernetes@v4.32.0) with server-side apply sends only the
+program's fields (provider/pkg/await/await.go:643-671) and a refresh keeps only the live
+fields the inputs had (provider/pkg/provider/provider.go:2083, pruneLiveState): a field the
+program never sets stays Kueue's, while one it set, even empty, would be applied back over
+the rotated value at every `pulumi up` (and the webhooks would stop being trusted). The
+v0.19.2 manifests set none of them; `adapted_objects` drops them should a release do so."""
+
+
+def _drop(node: Any, path: tuple[str, ...]) -> None:
+    """Remove `path` (`*`: every list item) from `node`, if there."""
+    head, *rest = path
+    if head == "*":
+        for item in node if isinstance(node, list) else []:
+            _drop(item, tuple(rest))
+    elif isinstance(node, dict) and head in node:
+        if rest:
+            _drop(node[head], tuple(rest))
+        else:
+            del node[head]
+
+
+def leave_to_cert_rotator(obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` without the fields Kueue's certificate rotator owns (`ROTATED_BY_KUEUE`)."""
+    for path in ROTATED_BY_KUEUE.get((obj["kind"], obj["metadata"]["name"]), ()):
+        _drop(obj, path)
+    return obj
+
+
 def adapted_objects(
     *,
     pods_ready_timeout_minutes: int,
@@ -107,6 +162,7 @@ def adapted_objects(
                             expr["values"] = sorted({*expr["values"], *skip})
         elif kind == "Deployment" and name == CONTROLLER:
             _place_controller(obj, gpu_node_labels)
+        leave_to_cert_rotator(obj)
         if name in OBJECT_CHECKOV_SKIPS:
             from .labels import checkov_skips
 

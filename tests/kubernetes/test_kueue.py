@@ -593,3 +593,62 @@ def test_the_preview_counts_each_pools_quota_apart() -> None:
 
 
 BIG_SMALL = {"name": "three-small", "pool": "small", "gpusPerNode": 1, "nodes": 3}
+
+
+# --- Kueue's certificate rotator owns its Secret's data and the CA bundles ---
+
+
+def _at(node: Any, path: tuple[str, ...]) -> list[Any]:
+    """The values at `path` in `node` (`*`: every list item)."""
+    if not path:
+        return [node]
+    head, rest = path[0], path[1:]
+    if head == "*":
+        return [v for item in (node if isinstance(node, list) else []) for v in _at(item, rest)]
+    return _at(node[head], rest) if isinstance(node, dict) and head in node else []
+
+
+def _rotated_fields(obj: dict[str, Any]) -> list[str]:
+    """The paths of `obj` that Kueue's rotator writes and that `obj` sets (even empty)."""
+    paths = kueue_release.ROTATED_BY_KUEUE.get((obj["kind"], obj["metadata"]["name"]), ())
+    return [".".join(path) for path in paths for _ in _at(obj, path)]
+
+
+def test_pulumi_never_owns_what_kueues_cert_rotator_writes() -> None:
+    """The rotator fills the Secret's data and the webhooks' and conversion CRDs' caBundle
+    (kueue v0.19.2 pkg/util/cert/cert.go:139-178): none is among the registered objects'
+    inputs, so a server-side apply leaves them to Kueue and a refresh does not take them in;
+    a release that shipped them (placeholders such as `caBundle: Cg==`, an empty `data`) would
+    have them dropped."""
+    installed = {
+        (r.inputs.get("kind") or r.type.rsplit(":", 1)[-1], r.inputs["metadata"]["name"]): r
+        for r in _installed(_plan("k8s-dev"))
+    }
+    # Every object the rotator writes into is one gpuinfra installs: the check covers them all.
+    assert set(kueue_release.ROTATED_BY_KUEUE) <= set(installed)
+    for key in kueue_release.ROTATED_BY_KUEUE:
+        obj = {"kind": key[0], **installed[key].inputs}
+        assert _rotated_fields(obj) == [], key
+    secret = installed[("Secret", kueue_release.WEBHOOK_CERT_SECRET)]
+    assert "data" not in secret.inputs and "stringData" not in secret.inputs
+    # What a release with placeholders would register, and what gpuinfra makes of it.
+    shipped = [
+        {"kind": "Secret", "metadata": {"name": kueue_release.WEBHOOK_CERT_SECRET}, "data": {}},
+        {
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": "kueue-mutating-webhook-configuration"},
+            "webhooks": [
+                {"name": "mjob.kb.io", "clientConfig": {"caBundle": "Cg==", "service": {}}},
+                {"name": "mpod.kb.io", "clientConfig": {"caBundle": ""}},
+            ],
+        },
+        {
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "workloads.kueue.x-k8s.io"},
+            "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": "Cg=="}}}},
+        },
+    ]
+    assert [len(_rotated_fields(o)) for o in shipped] == [1, 2, 1]
+    cleaned = [kueue_release.leave_to_cert_rotator(copy.deepcopy(o)) for o in shipped]
+    assert [_rotated_fields(o) for o in cleaned] == [[], [], []]
+    assert cleaned[1]["webhooks"][0]["clientConfig"] == {"service": {}}
