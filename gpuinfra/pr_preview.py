@@ -95,7 +95,9 @@ def _load_plan(value: str) -> dict[str, Any]:
     problem = plan_problem(data)
     if problem:
         raise UserError("--plan", value, problem, PLAN_EXPECTED)
-    return {k: v for k, v in data.items() if k not in ("cost", "policy", "diff", "preemption")}
+    return {
+        k: v for k, v in data.items() if k not in ("cost", "policy", "diff", "preemption", "queue")
+    }
 
 
 def _load_base(value: str, stack: str, missing: str) -> dict[str, Any]:
@@ -169,6 +171,7 @@ def preview_one(
     from .policy_rules import evaluate, has_mandatory
     from .preemption import exposures
     from .preview import preview_stack
+    from .queue import queue_report
     from .render import plan_json, tree
 
     plan = None
@@ -189,6 +192,8 @@ def preview_one(
         view = from_json(doc) if plan is None else from_plan(plan, cloud)
         costs = estimate(view)
         jobs = exposures(view, costs.assumptions)
+        queue = queue_report(view)
+        doc["queue"] = queue.to_json() if queue is not None else None
         alerts = stack_alerts(view)
         no_alerts = alerts_note(view, alerts)
         findings = evaluate(view)
@@ -205,7 +210,7 @@ def preview_one(
             with _reading("--diff", args.diff, BASE_EXPECTED):
                 d = diff_plans(base, doc)
             doc["diff"] = d
-        md = report.markdown(doc, costs, findings, d, jobs, alerts, no_alerts)
+        md = report.markdown(doc, costs, findings, d, jobs, alerts, no_alerts, queue)
     if args.out:
         target = Path(args.out) / stack
         with file_access("--out", args.out, "a folder to write the reports into"):
@@ -223,7 +228,9 @@ def preview_one(
         if plan is not None
         else f"Plan file {args.plan}: {len(view.resources)} resources"
     )
-    summary = report.text_summary(costs, findings, jobs, doc.get("deployFrom"), alerts, no_alerts)
+    summary = report.text_summary(
+        costs, findings, jobs, doc.get("deployFrom"), alerts, no_alerts, queue
+    )
     parts = [head, "", summary]
     if d is not None:
         parts += ["", report.text_diff(d)]

@@ -15,6 +15,7 @@ from .cost import CostReport
 from .currency import money
 from .policy_rules import Finding
 from .preemption import JobExposure
+from .queue import QUEUE_HEADER, QUEUE_NOTE, QueueReport, queue_rows, queue_title
 from .render import display_type
 
 
@@ -224,6 +225,7 @@ def text_summary(
     deploy_from: str | None = None,
     alerts: Sequence[StackAlert] = (),
     alerts_note: str | None = None,
+    queue: QueueReport | None = None,
 ) -> str:
     parts = [f"Deploy from: {deploy_from}", ""] if deploy_from else []
     sources = price_sources(report)
@@ -241,6 +243,11 @@ def text_summary(
             JOB_REPLACEMENT_NOTE,
             "",
         ]
+    if queue is not None:
+        parts += [queue_title(queue) + ":"]
+        if queue.jobs:
+            parts.append(_table(QUEUE_HEADER, queue_rows(queue)))
+        parts += [QUEUE_NOTE, ""]
     if findings:
         parts.append(f"Policy findings ({len(findings)}):")
         parts += [f"  [{f.level}] {f.rule}: {f.resource}: {f.message}" for f in findings]
@@ -481,8 +488,9 @@ def markdown(
     jobs: Sequence[JobExposure] = (),
     alerts: Sequence[StackAlert] = (),
     alerts_note: str | None = None,
+    queue: QueueReport | None = None,
 ) -> str:
-    """A PR-comment summary of one stack: resources, diff, cost, preemption, findings."""
+    """A PR-comment summary of one stack: resources, diff, cost, preemption, queue, findings."""
     mandatory = sum(f.level == "mandatory" for f in findings)
     status = "FAILED: mandatory policy findings" if mandatory else "no mandatory policy finding"
     resources = plan.get("resources") or []
@@ -520,6 +528,12 @@ def markdown(
         out.append("|" + "---|" * len(_PREEMPTION_HEADER))
         out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in _preemption_rows(jobs)]
         out += ["", f"_{PREEMPTION_NOTE}_", "", f"_{JOB_REPLACEMENT_NOTE}_", ""]
+    if queue is not None:
+        out += ["#### Training queue", "", _md(queue_title(queue)), ""]
+        if queue.jobs:
+            out += ["| " + " | ".join(QUEUE_HEADER) + " |", "|" + "---|" * len(QUEUE_HEADER)]
+            out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in queue_rows(queue)]
+        out += ["", f"_{QUEUE_NOTE}_", ""]
     if alerts:
         out += [f"#### {_alert_title(alerts)}", "", "| " + " | ".join(_ALERT_HEADER) + " |"]
         out.append("|" + "---|" * len(_ALERT_HEADER))

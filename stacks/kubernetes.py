@@ -84,6 +84,14 @@ def _datasets_fit(settings: Settings, handle: ClusterHandle) -> list[Problem]:
     ]
 
 
+NO_POOLS_FOR_QUOTA = (
+    "required: the cluster stack's clusterHandle lists no GPU pools (written by a gpuinfra "
+    "version before several pools) to take the training queue's GPU quota from; run its "
+    "`pulumi up` with this version first, or set the GPUs the queue may admit at once, or set "
+    "gpuinfra:kueue to off"
+)
+
+
 def _jobs_fit(settings: Settings, handle: ClusterHandle) -> Settings:
     """The settings with each Job placed on one of the cluster stack's GPU pools.
 
@@ -132,6 +140,10 @@ def _jobs_fit(settings: Settings, handle: ClusterHandle) -> Settings:
             )
         placed.append(job)
     problems += _datasets_fit(settings, handle)
+    queue = settings.gpu_layer.queueing
+    if queue.mode != "off" and queue.gpu_quota == 0 and not handle.gpu_pools:
+        # Caught here, before any resource: the queue's quota defaults to the pools' maxima.
+        problems.append(Problem("gpuinfra:kueueGpuQuota", 0, NO_POOLS_FOR_QUOTA))
     if problems:
         raise SettingsError(settings.stack, problems)
     layer = dataclasses.replace(settings.gpu_layer, training_jobs=tuple(placed))

@@ -25,6 +25,7 @@ from .labels import (
     checkov_skips,
     selector_labels,
 )
+from .vendored import vendored_objects
 
 NAME = "cluster-autoscaler"
 NAMESPACE = "kube-system"
@@ -98,12 +99,34 @@ NAMESPACE_RULES: Any = [
 ]
 
 
+PROVISIONING_REQUEST_CRD = "provisioningrequests-cluster-autoscaler-1.36.1.yaml"
+PROVISIONING_REQUEST_CRD_SHA256 = "727cd4b1a15b435da26b76a465a7f9c2c7971e2359071ac53d4ded37b4c6af9b"
+PROVISIONING_REQUEST_FLAGS = (
+    # kubernetes/autoscaler cluster-autoscaler-1.31.2 cluster-autoscaler/main.go:269 (the flag;
+    # config/flags/flags.go:223 at 1.36.1) and FAQ.md "Enabling ProvisioningRequest Support"
+    # (1.30.1 or later; the flag; JSON content type; the RBAC below).
+    "--enable-provisioning-requests=true",
+    "--kube-api-content-type=application/json",
+)
+PROVISIONING_REQUEST_RULES: Any = [
+    {
+        "apiGroups": ["autoscaling.x-k8s.io"],
+        "resources": ["provisioningrequests", "provisioningrequests/status"],
+        "verbs": ["watch", "list", "get", "create", "update", "patch", "delete"],
+    },
+    {"apiGroups": [""], "resources": ["podtemplates"], "verbs": READ},
+]
+
+
 @dataclass(frozen=True)
 class ClusterAutoscalerArgs:
     spec: AutoscalerSpec
+    provisioning_requests: bool = False
+    """Serve ProvisioningRequests (Kueue's admission check asks for a Job's nodes at once):
+    the CRD, the flags and the RBAC they need (issue 19)."""
 
 
-def deployment_spec(spec: AutoscalerSpec) -> dict[str, Any]:
+def deployment_spec(spec: AutoscalerSpec, provisioning_requests: bool = False) -> dict[str, Any]:
     """The Deployment's spec in API field names (validated by kubernetes-validate in tests)."""
     labels = app_labels(NAME, "autoscaler")
     probe = {"httpGet": {"path": "/health-check", "port": METRICS_PORT}}
@@ -130,7 +153,11 @@ def deployment_spec(spec: AutoscalerSpec) -> dict[str, Any]:
                         "name": NAME,
                         "image": spec.image,
                         "imagePullPolicy": "Always",
-                        "command": ["./cluster-autoscaler", *spec.args],
+                        "command": [
+                            "./cluster-autoscaler",
+                            *spec.args,
+                            *(PROVISIONING_REQUEST_FLAGS if provisioning_requests else ()),
+                        ],
                         "env": [{"name": k, "value": v} for k, v in sorted(spec.env.items())],
                         "ports": [{"name": "metrics", "containerPort": METRICS_PORT}],
                         "livenessProbe": {**probe, "initialDelaySeconds": 30},
@@ -171,7 +198,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         cluster_role = k8s.rbac.v1.ClusterRole(
             f"{name}-cluster-autoscaler-role",
             metadata={"name": NAME, "labels": labels},
-            rules=CLUSTER_RULES,
+            rules=CLUSTER_RULES
+            + (PROVISIONING_REQUEST_RULES if args.provisioning_requests else []),
             opts=child,
         )
         k8s.rbac.v1.ClusterRoleBinding(
@@ -208,7 +236,18 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                     {"CKV_K8S_43": "pinned by release tag; digests follow the registry's policy"}
                 ),
             },
-            spec=api_fields(deployment_spec(args.spec)),
+            spec=api_fields(deployment_spec(args.spec, args.provisioning_requests)),
             opts=pulumi.ResourceOptions(parent=self, depends_on=[account]),
         )
+        self.crds: list[pulumi.Resource] = []
+        if args.provisioning_requests:
+            [crd] = vendored_objects(PROVISIONING_REQUEST_CRD, PROVISIONING_REQUEST_CRD_SHA256)
+            self.crds.append(
+                k8s.apiextensions.v1.CustomResourceDefinition(
+                    f"{name}-provisioningrequests-crd",
+                    metadata=crd["metadata"],
+                    spec=crd["spec"],
+                    opts=child,
+                )
+            )
         self.register_outputs({})

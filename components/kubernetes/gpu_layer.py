@@ -19,6 +19,14 @@ from .cluster_autoscaler import ClusterAutoscaler, ClusterAutoscalerArgs
 from .datasets import JobDataset, JobDatasetArgs
 from .dcgm_exporter import DcgmExporter, DcgmExporterArgs
 from .device_plugin import DevicePluginArgs, NvidiaDevicePlugin
+from .kueue import (
+    LOCAL_QUEUE,
+    KueueInstall,
+    KueueInstallArgs,
+    TrainingQueue,
+    TrainingQueueArgs,
+    queue_pools,
+)
 from .labels import app_labels
 from .namespaces import GpuNamespaces, GpuNamespacesArgs
 from .spot_reclaim_drainer import SpotReclaimDrainer, SpotReclaimDrainerArgs
@@ -134,10 +142,17 @@ class GpuLayer(pulumi.ComponentResource):
             opts=on_cluster,
         )
 
+        # Kueue asks the autoscaler gpuinfra runs (EKS) for a Job's nodes at once (issue 19).
+        provisioning = handle.autoscaler is not None and settings.queueing.mode != "off"
+        autoscaler_crds: list[pulumi.Resource] = []
         if handle.autoscaler is not None:
             # Adds GPU nodes for pending training pods and removes them when idle (EKS); other
             # platforms scale their pools themselves and hand over no spec.
-            ClusterAutoscaler(name, ClusterAutoscalerArgs(spec=handle.autoscaler), opts=on_cluster)
+            autoscaler_crds = ClusterAutoscaler(
+                name,
+                ClusterAutoscalerArgs(spec=handle.autoscaler, provisioning_requests=provisioning),
+                opts=on_cluster,
+            ).crds
         if installs_device_plugin(handle, settings):
             NvidiaDevicePlugin(
                 name,
@@ -210,6 +225,36 @@ class GpuLayer(pulumi.ComponentResource):
             opts=after_namespaces,
         )
 
+        # --- queueing (issue 19): Jobs wait in Kueue until all their GPUs are free ---
+        queue = settings.queueing
+        job_after: list[pulumi.Resource] = [namespaces, service_account, priority]
+        if queue.mode != "off":
+            kueue_ready: list[pulumi.Resource] = []
+            if queue.mode == "install":
+                kueue_ready = KueueInstall(
+                    name,
+                    KueueInstallArgs(
+                        queue=queue,
+                        unmanaged_namespaces=(SYSTEM_NAMESPACE, MONITORING_NAMESPACE),
+                        gpu_node_labels=handle.gpu_node_labels,
+                        after=autoscaler_crds,
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
+                ).ready
+            training_queue = TrainingQueue(
+                name,
+                TrainingQueueArgs(
+                    pools=queue_pools(handle),
+                    queue=queue,
+                    namespace=handle.training_namespace,
+                    jobs=settings.training_jobs,
+                    provisioning=provisioning,
+                    after=[*kueue_ready, *autoscaler_crds, namespaces],
+                ),
+                opts=pulumi.ResourceOptions(parent=self, providers=[self.provider]),
+            )
+            job_after.append(training_queue.local_queue)
+
         for job in settings.training_jobs:
             node_labels, taints = job_nodes(handle, job)
             dataset = (
@@ -244,11 +289,11 @@ class GpuLayer(pulumi.ComponentResource):
                     gpu_node_labels=node_labels,
                     gpu_taints=taints,
                     dataset=dataset.pod if dataset is not None else None,
+                    queue_name=LOCAL_QUEUE if queue.mode != "off" else None,
+                    after=job_after,
                 ),
                 opts=pulumi.ResourceOptions(
-                    parent=self,
-                    providers=[self.provider],
-                    depends_on=[namespaces, service_account, priority],
+                    parent=self, providers=[self.provider], depends_on=job_after
                 ),
             )
         self.register_outputs({})

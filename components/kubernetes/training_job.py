@@ -33,6 +33,7 @@ from components.cluster_handle import BucketRef, Taint
 from components.settings.gpu_layer import PREEMPTED_EXIT_CODE, TrainingJobSettings
 
 from .datasets import DATASET_ENV, DatasetPod
+from .kueue import QUEUE_LABEL
 from .labels import RESTRICTED_CONTAINER, api_fields, app_labels, checkov_skips, toleration
 
 CONTAINER = "trainer"
@@ -59,6 +60,20 @@ class TrainingJobArgs:
     """The taints of those nodes, each tolerated."""
     dataset: DatasetPod | None = None
     """Volumes, init container and env of the Job's dataset (components/kubernetes/datasets.py)."""
+    queue_name: str | None = None
+    """Kueue LocalQueue the Job waits in (created suspended); None: it starts at once."""
+    after: Sequence[pulumi.Resource] = ()
+    """What the Job itself must be created after (a component's depends_on does not reach
+    its children): the LocalQueue, which waits for Kueue's webhooks."""
+
+
+QUEUED_JOB_IGNORES = ["spec.suspend"]
+"""Kueue owns a queued Job's `spec.suspend`: it sets it to false on admission and back to true
+to preempt or requeue (kueue v0.19.2 pkg/controller/jobs/job/job_controller.go:165-180,
+377-378). Once a `pulumi refresh` reads `false` back into the Job's state, `true` in the
+program would differ, and with `replace_on_changes=["spec"]` the next `pulumi up` would delete
+and recreate a running training Job. The path is the engine's (camelCase input names); only
+queued Jobs carry it, so a Job taken off the queue (`kueue: off`) is not left suspended."""
 
 
 def headless_service_name(job_name: str) -> str:
@@ -150,7 +165,7 @@ class TrainingJob(pulumi.ComponentResource):
         multi_node = job.nodes > 1
         service = headless_service_name(job.name)
         dataset = args.dataset or DatasetPod(env=[])
-        depends: list[pulumi.Resource] = list(dataset.depends_on)
+        depends: list[pulumi.Resource] = [*args.after, *dataset.depends_on]
         if multi_node:
             # Gives each pod the DNS name <job>-<index>.<service>; index 0 hosts the rendezvous.
             depends.append(
@@ -273,13 +288,19 @@ class TrainingJob(pulumi.ComponentResource):
             spec["backoffLimit"] = job.backoff_limit
         if job.active_deadline_seconds is not None:
             spec["activeDeadlineSeconds"] = job.active_deadline_seconds
+        job_labels = dict(labels)
+        if args.queue_name is not None:
+            # Created suspended, as Kueue's webhook would make it anyway: Kueue unsuspends it
+            # once the queue admits the GPUs of every pod (all-or-nothing).
+            job_labels[QUEUE_LABEL] = args.queue_name
+            spec["suspend"] = True
 
         k8s.batch.v1.Job(
             f"{name}-job",
             metadata={
                 "name": job.name,
                 "namespace": args.namespace,
-                "labels": labels,
+                "labels": job_labels,
                 "annotations": {**annotations, **SKIP_AWAIT},
             },
             spec=api_fields(spec),
@@ -289,6 +310,7 @@ class TrainingJob(pulumi.ComponentResource):
                 # A Job's pod template is immutable: a changed spec means a new Job.
                 replace_on_changes=["spec"],
                 delete_before_replace=True,
+                ignore_changes=QUEUED_JOB_IGNORES if args.queue_name is not None else None,
             ),
         )
         self.job_name = job.name

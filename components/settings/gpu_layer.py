@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from components import catalog
 from . import datasets
 from .datasets import DatasetSettings
 from .gpu_alerts import DEFAULT_ALERTS, GpuAlertSettings
+from .queueing import QueueSettings, parse_queueing
 from .reader import ConfigReader
 
 DevicePluginMode = Literal["auto", "always", "never"]
@@ -221,6 +223,8 @@ class GpuLayerSettings:
     """`release` label of the ServiceMonitor and the PrometheusRule ("" for none)."""
     alerts: GpuAlertSettings = DEFAULT_ALERTS
     """The GPU alerts' thresholds (`gpuAlert*`), resolved once the autoscaling is known."""
+    queueing: QueueSettings = dataclasses.field(default_factory=QueueSettings)
+    """Kueue (issue 19); its GPU quota is resolved in validate.py."""
 
 
 def parse_mode(r: ConfigReader, *, cloud: str, api_endpoint_public: bool) -> GpuLayerMode:
@@ -316,6 +320,7 @@ def parse_gpu_layer(
         training_jobs=jobs,
         mode=mode,
         prometheus_release=release,
+        queueing=parse_queueing(r),
     )
 
 

@@ -411,6 +411,37 @@ KEYS: tuple[ConfigKey, ...] = (
         "model), globalBatchSize (kept when a retry gets another number of GPUs) and "
         "microBatchSize (per GPU). See the README's Training Jobs and Datasets sections.",
     ),
+    # --- queueing (issue 19) ---
+    _k(
+        "kueue",
+        "string",
+        "install",
+        "training",
+        "Kueue, the queue training Jobs wait in until their GPUs are free. install: gpuinfra "
+        "installs Kueue v0.19.2 (release manifests, pinned); existing: the cluster runs Kueue "
+        "v0.15 or newer (v1beta2 API) already, gpuinfra adds only its flavors and queues; "
+        "off: no queue, Jobs start at once.",
+    ),
+    _k(
+        "kueueGpuQuota",
+        "integer",
+        0,
+        "training",
+        "GPUs the training queue admits at once on each GPU pool (its ClusterQueue's nominal "
+        "quota per pool, capped by the pool's maximum); Jobs beyond it wait, holding nothing. "
+        "0: each pool's maximum (maxNodes x GPUs per node, after maxGpus), so the queue "
+        "admits what the pools can hold. Required on `cloud: kubernetes` stacks without "
+        "clusterStack (they know no pools).",
+    ),
+    _k(
+        "kueuePodsReadyTimeoutMinutes",
+        "integer",
+        20,
+        "training",
+        "Minutes every pod of an admitted Job has to start (nodes added, image pulled); past "
+        "it Kueue suspends the Job, frees its GPUs and requeues it (waitForPodsReady), 5 to "
+        "1440.",
+    ),
     # bring your own cluster (cloud: kubernetes)
     _k(
         "clusterStack",

@@ -42,6 +42,7 @@ from .model import (
     StorageSettings,
     SystemPoolSettings,
 )
+from .queueing import resolve_quota
 from .reader import ConfigReader
 from .schema import BY_NAME, NAMESPACE
 from .workstation import parse_workstation
@@ -197,6 +198,17 @@ def parse_settings(
             # The exporter's series carry no pool label: the pools' minima together are
             # the GPU nodes the autoscalers keep however idle.
             min_gpu_nodes=sum(p.min_nodes for p in autoscaling.pools) if autoscaling else 0,
+        ),
+    )
+    # --- queueing (issue 19): the queue's GPU quota defaults to the GPU pools' maxima ---
+    gpu_layer = replace(
+        gpu_layer,
+        queueing=resolve_quota(
+            r,
+            gpu_layer.queueing,
+            # The GPU layer reads the pools off the ClusterHandle: a cloud stack's own, or a
+            # cluster stack's; an existing cluster's handle has none.
+            pools_known=existing is None or existing.cluster_stack is not None,
         ),
     )
     _check_cost_assumptions(r)

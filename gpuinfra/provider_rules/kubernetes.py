@@ -147,9 +147,20 @@ def _crd_installers(ctx: RuleContext, group: str, kind: str) -> list[RecordedRes
     return found
 
 
+KUEUE_KINDS = (
+    # Kueue's custom resources the GPU layer creates (issue 19), at its CRDs' storage version.
+    "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor",
+    "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue",
+    "kubernetes:kueue.x-k8s.io/v1beta2:LocalQueue",
+    "kubernetes:kueue.x-k8s.io/v1beta2:AdmissionCheck",
+    "kubernetes:kueue.x-k8s.io/v1beta2:ProvisioningRequestConfig",
+)
+
+
 @provider_rule(
     "kubernetes:monitoring.coreos.com/v1:ServiceMonitor",
     "kubernetes:monitoring.coreos.com/v1:PrometheusRule",
+    *KUEUE_KINDS,
     source=f"{PK} provider/pkg/await/await.go:156-161,267-274 (create retried 5 times with "
     'backoff on a "no match" error, then fails), provider/pkg/provider/provider.go:1821-1833 '
     '("Verify that any required CRDs have been created")',

@@ -58,6 +58,8 @@ def test_other_clouds_keep_their_own_windows() -> None:
             "cloud": "kubernetes",
             "kubernetesVersion": "1.31",
             "existingGpuNodeLabels": '["nvidia.com/gpu.present=true"]',
+            # An existing cluster's training queue needs its GPU quota (no pools to count).
+            "kueueGpuQuota": "2",
         },
         stack="k8s",
         today=TODAY,

@@ -211,7 +211,7 @@ def test_reachability_prints_deploy_from_and_refuses_a_bad_address() -> None:
     assert len(bad.stderr.strip().splitlines()) == 1
 
 
-def _layer_from(doc: dict, jobs: list[dict]) -> Plan:
+def _layer_from(doc: dict, jobs: list[dict], extra: dict[str, str] | None = None) -> Plan:
     """A GPU-layer stack deployed from a cluster stack that exported `doc` as its handle."""
     from components.settings import load_settings
     from stacks import build_stack
@@ -222,6 +222,7 @@ def _layer_from(doc: dict, jobs: list[dict]) -> Plan:
         "gpuinfra:kubernetesVersion": "1.35",
         "gpuinfra:clusterStack": name,
         "gpuinfra:trainingJobs": json.dumps(jobs),
+        **(extra or {}),
     }
     outputs = {"clusterHandle": doc}
     return run_program(
@@ -274,7 +275,12 @@ def test_a_version_1_handle_still_places_jobs_where_they_went() -> None:
         "gpusPerNode": 1,
         "gpuNodeLabels": {"gpuinfra.io/accelerator": "A10", "gpuinfra.io/pool": "gpu"},
     }
-    plan = _layer_from(doc, [{"name": "a"}])
+    # No pools to take the queue's quota from: it must be given (or Kueue turned off).
+    with pytest.raises(SettingsError) as caught:
+        _layer_from(doc, [{"name": "a"}])
+    [problem] = caught.value.problems
+    assert problem.key == "gpuinfra:kueueGpuQuota" and "pulumi up" in problem.allowed
+    plan = _layer_from(doc, [{"name": "a"}], {"gpuinfra:kueueGpuQuota": "2"})
     [job] = [r for r in plan.of_type("kubernetes:batch/v1:Job")]
     pod = job.inputs["spec"]["template"]["spec"]
     assert pod["nodeSelector"] == {"gpuinfra.io/accelerator": "A10", "gpuinfra.io/pool": "gpu"}
@@ -282,7 +288,7 @@ def test_a_version_1_handle_still_places_jobs_where_they_went() -> None:
         {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
     ]
     with pytest.raises(SettingsError) as caught:
-        _layer_from(doc, [{"name": "a", "pool": "large"}])
+        _layer_from(doc, [{"name": "a", "pool": "large"}], {"gpuinfra:kueueGpuQuota": "2"})
     [problem] = caught.value.problems
     assert problem.key == "gpuinfra:trainingJobs[0].pool" and "pulumi up" in problem.allowed
     with pytest.raises(SettingsError) as caught:

@@ -14,8 +14,11 @@ import pytest
 from gpuinfra.engine import Plan
 from gpuinfra.manifests import kustomize_files, manifests, write_or_check
 from tests.kubernetes import crd_schemas
+from tests.kubernetes.test_kueue import validate_kueue_object
 
 ROOT = Path(__file__).resolve().parents[2]
+KUEUE_GROUP = "kueue.x-k8s.io/"
+"""Kueue's custom resources: checked against the release's own CRD schemas (test_kueue.py)."""
 
 
 @pytest.mark.parametrize("version", ["1.31.0", "1.37.0"])
@@ -33,6 +36,8 @@ def test_every_object_validates_strictly(
         if crd_schemas.has_schema(obj):
             # Custom resources (kubernetes-validate has no CRD): the operator's own schema.
             crd_schemas.validate(obj)
+        elif obj["apiVersion"].startswith(KUEUE_GROUP):
+            validate_kueue_object(obj)
         else:
             kubernetes_validate.validate(obj, version, strict=True)
         checked += 1

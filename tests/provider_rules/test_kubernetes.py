@@ -199,6 +199,40 @@ def test_the_gpu_layer_orders_its_service_monitor_after_kube_prometheus_stack() 
     assert chart.urn in monitor.dependencies
 
 
+def test_custom_resource_after_its_crd_covers_kueue() -> None:
+    """Kueue's queue objects (issue 19) wait for the CRDs the same update installs."""
+
+    def crd() -> k8s.apiextensions.v1.CustomResourceDefinition:
+        return k8s.apiextensions.v1.CustomResourceDefinition(
+            "crd",
+            spec={
+                "group": "kueue.x-k8s.io",
+                "names": {"kind": "ClusterQueue", "plural": "clusterqueues"},
+                "scope": "Cluster",
+                "versions": [],
+            },
+        )
+
+    def queue(opts: pulumi.ResourceOptions | None = None) -> None:
+        k8s.apiextensions.CustomResource(
+            "queue",
+            api_version="kueue.x-k8s.io/v1beta2",
+            kind="ClusterQueue",
+            metadata={"name": "q"},
+            spec={},
+            opts=opts,
+        )
+
+    def racing() -> None:
+        crd()
+        queue()
+
+    assert _rules(_plan(racing)) == [
+        ("kubernetes.custom_resource_after_its_crd", "queue", "dependsOn")
+    ]
+    assert _rules(_plan(lambda: queue(pulumi.ResourceOptions(depends_on=[crd()])))) == []
+
+
 def test_claim_binds_to_its_volume() -> None:
     """The dataset claims of the shipped k8s-dev stack bind; each way of breaking the pairing
     is refused, naming the field."""
