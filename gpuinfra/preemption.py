@@ -23,7 +23,7 @@ from typing import Any
 
 from .cost import Assumptions, gpu_hour_price
 from .planview import StackView
-from .policy_rules.workloads import GPU_RESOURCE, is_training_job, pod_spec
+from .policy_rules.workloads import gpus_per_pod, is_training_job, pod_spec
 from .trainer_args import INTERVAL_FLAG, checkpoint_interval, pod_arguments
 
 DRAINER_DAEMONSET = "spot-reclaim-drainer"
@@ -56,17 +56,6 @@ class JobExposure:
         return asdict(self)
 
 
-def _gpus(pod: Mapping[str, Any]) -> int:
-    total = 0
-    for container in pod.get("containers") or []:
-        limits = (container.get("resources") or {}).get("limits") or {}
-        try:
-            total += int(limits.get(GPU_RESOURCE) or 0)
-        except (TypeError, ValueError):
-            continue
-    return total
-
-
 def drained_by(view: StackView) -> str | None:
     if view.cloud == "aws":
         # EKS managed node groups cordon and drain spot nodes on a rebalance recommendation
@@ -89,7 +78,7 @@ def exposures(view: StackView, a: Assumptions) -> list[JobExposure]:
         selector = pod.get("nodeSelector") or {}
         price = gpu_hour_price(view, a, selector if isinstance(selector, Mapping) else None)
         pods = int((job.inputs.get("spec") or {}).get("parallelism") or 1)
-        gpus = _gpus(pod) * pods
+        gpus = gpus_per_pod(pod) * pods
         args = pod_arguments(pod)
         interval = checkpoint_interval(args)
         grace = int(pod.get("terminationGracePeriodSeconds") or 30)  # Kubernetes' default

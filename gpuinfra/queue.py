@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from .planview import StackView
-from .policy_rules.workloads import GPU_RESOURCE, is_training_job, pod_spec
+from .policy_rules.workloads import GPU_RESOURCE, gpus_per_pod, is_training_job, pod_spec
 
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"
@@ -44,17 +44,6 @@ class QueueReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def _gpus(pod: Mapping[str, Any]) -> int:
-    total = 0
-    for container in pod.get("containers") or []:
-        limits = (container.get("resources") or {}).get("limits") or {}
-        try:
-            total += int(limits.get(GPU_RESOURCE) or 0)
-        except (TypeError, ValueError):
-            continue
-    return total
 
 
 def queue_report(view: StackView) -> QueueReport | None:
@@ -89,7 +78,7 @@ def queue_report(view: StackView) -> QueueReport | None:
         labels = (resource.inputs.get("metadata") or {}).get("labels") or {}
         pods = int(job_spec.get("parallelism") or 1)
         pod = pod_spec(resource) or {}
-        gpus = pods * _gpus(pod)
+        gpus = pods * gpus_per_pod(pod)
         job_name = str((resource.inputs.get("metadata") or {}).get("name") or resource.name)
         if QUEUE_LABEL not in labels:
             jobs.append(QueuedJob(job_name, gpus, True, True, "nothing: not in the queue"))

@@ -41,6 +41,19 @@ def containers(spec: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
     yield from spec.get("containers") or []
 
 
+def gpus_per_pod(pod: Mapping[str, Any]) -> int:
+    """GPUs a pod's app containers are limited to (an unreadable limit counts 0): what the
+    queue's quota and the preemption estimate charge per pod."""
+    total = 0
+    for container in pod.get("containers") or []:
+        limits = (container.get("resources") or {}).get("limits") or {}
+        try:
+            total += int(limits.get(GPU_RESOURCE) or 0)
+        except (TypeError, ValueError):
+            continue
+    return total
+
+
 def _gpu_limit(spec: Mapping[str, Any]) -> bool:
     return any(
         GPU_RESOURCE in ((c.get("resources") or {}).get("limits") or {}) for c in containers(spec)

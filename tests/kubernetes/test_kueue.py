@@ -35,6 +35,7 @@ from gpuinfra.provider_rules.model import RuleContext
 from gpuinfra.queue import QueueReport, queue_report
 from gpuinfra.report import text_summary
 from tests.conftest import build, gpu_layer_plan, stack_config
+from tests.kubernetes import crd_schemas
 
 JOB = "kubernetes:batch/v1:Job"
 CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition"
@@ -419,31 +420,10 @@ def test_no_provisioning_check_where_gpuinfra_runs_no_autoscaler(stack: str) -> 
 # --- strict validation against Kueue's own CRD schemas ---
 
 
-def _strict(schema: Any) -> Any:
-    """An object schema that lists its properties refuses others (the API server would prune
-    them silently), unless it keeps unknown fields."""
-    if isinstance(schema, list):
-        return [_strict(s) for s in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {k: _strict(v) for k, v in schema.items()}
-    pattern = out.get("pattern")
-    if isinstance(pattern, str) and pattern.startswith("^(?i)"):
-        out["pattern"] = "(?i)^" + pattern[5:]  # Go's RE2 takes flags anywhere; Python first
-    if (
-        out.get("type") == "object"
-        and isinstance(out.get("properties"), dict)
-        and "additionalProperties" not in out
-        and not out.get("x-kubernetes-preserve-unknown-fields")
-    ):
-        out["additionalProperties"] = False
-    return out
-
-
 @cache
 def _validator(kind: str) -> jsonschema.Draft7Validator:
     schema = kueue_release.crd_schema(kueue_release.release_objects(), kind, "v1beta2")
-    return jsonschema.Draft7Validator(_strict(schema))
+    return jsonschema.Draft7Validator(crd_schemas.strict(schema))
 
 
 def validate_kueue_object(obj: dict[str, Any]) -> None:
