@@ -124,3 +124,25 @@ def _no_refreshed_prices(tmp_path_factory: pytest.TempPathFactory):
     price_file.set_folder(tmp_path_factory.mktemp("no-prices"))
     yield
     price_file.set_folder(None)
+
+
+# The longest test files (each several minutes of one core: FSDP and DCP runs with real
+# processes, the workstation's services installed into a venv, killed and signalled
+# trainers). Under `--dist loadfile` a file runs whole on one worker, in collection order, so
+# these start first, longest first, instead of becoming a long tail on one core.
+LONGEST_FILES = (
+    "tests/workstation/test_services_local.py",
+    "tests/trainer/test_trainer_fsdp.py",
+    "tests/trainer/test_trainer_sharded.py",
+    "tests/trainer/test_trainer_sigkill.py",
+    "tests/trainer/test_trainer_signals.py",
+    "tests/kubernetes/test_kueue.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        path = item.nodeid.split("::")[0]
+        return LONGEST_FILES.index(path) if path in LONGEST_FILES else len(LONGEST_FILES)
+
+    items.sort(key=rank)  # stable: every other file keeps its order
